@@ -1,0 +1,136 @@
+"""What every judge backend offers: the two operations metrics need, capabilities, identity.
+
+A backend answers two kinds of request:
+
+* :class:`JsonRequest` — generate JSON that conforms to a JSON Schema;
+* :class:`DistributionRequest` — the probability of each candidate continuation
+  right after a given start of the assistant's reply, from one forward pass.
+
+Requests and replies are plain data (pydantic, frozen), so the cache can key on
+them and reports can record them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from localeval.distribution import CandidateDistribution
+
+
+class Message(BaseModel):
+    """One chat message."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class JsonRequest(BaseModel):
+    """Generate a JSON value conforming to ``json_schema`` as the assistant's reply."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[Message, ...] = Field(min_length=1)
+    json_schema: dict[str, Any]
+    max_tokens: int = Field(512, gt=0)
+    temperature: float = Field(0.0, ge=0.0)
+    seed: int | None = 0
+
+    @property
+    def deterministic(self) -> bool:
+        """Greedy decoding, or sampling with a fixed seed: the same request gives the same reply."""
+        return self.temperature == 0.0 or self.seed is not None
+
+
+class DistributionRequest(BaseModel):
+    """The probability of each candidate at the position right after ``prefill``.
+
+    ``prefill`` is the start of the assistant's reply (for example ``"Score: "``),
+    written into the prompt so the next token is where the answer must be.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[Message, ...] = Field(min_length=1)
+    prefill: str = ""
+    candidates: tuple[str, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _distinct_candidates(self) -> DistributionRequest:
+        if len(set(self.candidates)) != len(self.candidates) or "" in self.candidates:
+            raise ValueError(f"candidates must be distinct and non-empty: {self.candidates}")
+        return self
+
+
+class Usage(BaseModel):
+    """Tokens a call cost: read from the prompt, and generated or scored."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class JsonReply(BaseModel):
+    """A validated JSON value, with the raw text it was parsed from."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: Any
+    text: str
+    finish_reason: str
+    usage: Usage = Usage()
+
+
+class DistributionReply(BaseModel):
+    """A distribution over the request's candidates."""
+
+    model_config = ConfigDict(frozen=True)
+
+    distribution: CandidateDistribution
+    usage: Usage = Usage()
+
+
+class Capabilities(BaseModel):
+    """What a backend can do, as data: metrics and the CLI check these, never the class."""
+
+    model_config = ConfigDict(frozen=True)
+
+    json_schema: bool = Field(description="Generation is constrained to a JSON Schema.")
+    distribution: bool = Field(description="Candidate distributions from log-probabilities.")
+    multi_token_candidates: bool = Field(
+        description="Candidates of several tokens get their exact joint probability."
+    )
+    max_top_logprobs: int | None = Field(
+        None, description="Cap on log-probabilities per position; None when unlimited."
+    )
+
+
+class Fingerprint(BaseModel):
+    """Everything about a backend that can change its output. Part of every cache key."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str
+    model: str
+    model_sha256: str | None = None
+    runtime: str
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A judge model. Implementations: :mod:`localeval.backends.llamacpp`; the cache wraps any."""
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    @property
+    def fingerprint(self) -> Fingerprint: ...
+
+    def generate_json(self, request: JsonRequest) -> JsonReply: ...
+
+    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply: ...

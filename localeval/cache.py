@@ -1,0 +1,105 @@
+"""A disk cache in front of any backend, so re-runs and resumed runs make no model calls.
+
+The key is a hash of everything that can change a reply: the operation, the
+backend's fingerprint (kind, model file sha256, runtime version, settings) and
+the whole request (messages as rendered text, schema or candidates, max_tokens,
+temperature, seed). Requests that sample without a fixed seed are never cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import diskcache
+from pydantic import BaseModel
+
+from localeval.backends.base import (
+    Backend,
+    Capabilities,
+    DistributionReply,
+    DistributionRequest,
+    Fingerprint,
+    JsonReply,
+    JsonRequest,
+)
+
+#: Bump when the stored reply format changes, so old entries stop matching.
+CACHE_FORMAT = 1
+
+Reply = TypeVar("Reply", JsonReply, DistributionReply)
+
+
+@dataclass
+class CacheStats:
+    """Counts since the wrapper was made: answers from disk, and calls that reached the model."""
+
+    hits: int = 0
+    model_calls: int = 0
+    uncacheable: int = 0
+
+
+def cache_key(operation: str, fingerprint: Fingerprint, request: BaseModel) -> str:
+    """The hex sha256 of a canonical JSON of the operation, fingerprint and request."""
+    payload = {
+        "format": CACHE_FORMAT,
+        "operation": operation,
+        "fingerprint": fingerprint.model_dump(mode="json"),
+        "request": request.model_dump(mode="json"),
+    }
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def open_cache(directory: Path) -> diskcache.Cache:
+    """The on-disk store; diskcache makes it safe across threads and processes."""
+    return diskcache.Cache(str(directory), size_limit=2**32)
+
+
+class CachedBackend:
+    """Wraps a backend; answers repeated deterministic requests from disk."""
+
+    def __init__(self, backend: Backend, store: diskcache.Cache) -> None:
+        self.backend = backend
+        self.store = store
+        self.stats = CacheStats()
+        self._lock = threading.Lock()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.backend.capabilities
+
+    @property
+    def fingerprint(self) -> Fingerprint:
+        return self.backend.fingerprint
+
+    def generate_json(self, request: JsonRequest) -> JsonReply:
+        if not request.deterministic:
+            self._count("uncacheable")
+            self._count("model_calls")
+            return self.backend.generate_json(request)
+        return self._cached("generate_json", request, JsonReply, self.backend.generate_json)
+
+    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
+        return self._cached(
+            "candidate_distribution", request, DistributionReply, self.backend.candidate_distribution
+        )
+
+    def _cached(self, operation, request, reply_type: type[Reply], call) -> Reply:  # type: ignore[no-untyped-def]
+        key = cache_key(operation, self.fingerprint, request)
+        stored = self.store.get(key)
+        if stored is not None:
+            self._count("hits")
+            return reply_type.model_validate_json(stored)
+        self._count("model_calls")
+        reply = call(request)
+        self.store.set(key, reply.model_dump_json())
+        return reply
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            setattr(self.stats, name, getattr(self.stats, name) + 1)
