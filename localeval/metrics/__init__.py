@@ -1,0 +1,46 @@
+"""Metrics by name. ``build_metric("geval", {...})`` turns config into a metric."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from localeval.errors import ConfigError, UnknownMetric
+from localeval.metrics.base import Metric, Verdict
+from localeval.metrics.exact_match import ExactMatch
+from localeval.metrics.geval import GEval
+
+_REGISTRY: dict[str, type[Metric]] = {}
+
+
+def register_metric(cls: type[Metric]) -> type[Metric]:
+    """Make a metric class available by its ``kind`` in the CLI and config files."""
+    _REGISTRY[cls.kind] = cls
+    return cls
+
+
+for _builtin in (ExactMatch, GEval):
+    register_metric(_builtin)
+
+
+def metric_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = "") -> Metric:
+    """A metric of a registered kind; errors name ``where`` (e.g. 'eval.toml: metrics[2]')."""
+    prefix = f"{where}: " if where else ""
+    cls = _REGISTRY.get(kind)
+    if cls is None:
+        raise UnknownMetric(f"{prefix}unknown metric '{kind}' (known: {', '.join(metric_names())})")
+    try:
+        return cls(**(options or {}))
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        message = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{prefix}{kind}{'.' + field if field else ''}: {message}") from err
+
+
+__all__ = ["ExactMatch", "GEval", "Metric", "Verdict", "build_metric", "metric_names", "register_metric"]

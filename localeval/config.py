@@ -1,0 +1,126 @@
+"""The run configuration: a TOML file, overridden by command-line options.
+
+Example (see ``examples/quickstart/eval.toml``)::
+
+    [dataset]
+    path = "qa.jsonl"            # relative to this file
+    fields = { query = "input" } # the file's names -> localeval's
+
+    [backend]
+    model = "smollm2-135m-instruct"
+    n_threads = 1
+
+    [[metrics]]
+    metric = "exact_match"
+    ignore_case = true
+
+    [[metrics]]
+    metric = "geval"
+    name = "correctness"
+    criteria = "The answer is factually correct."
+
+    [report]
+    path = "report.json"
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localeval.backends.llamacpp import LlamaCppOptions
+from localeval.errors import ConfigError
+from localeval.metrics import build_metric
+from localeval.metrics.base import Metric
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DatasetConfig(_Section):
+    path: Path | None = None
+    format: Literal["jsonl", "json", "csv"] | None = None
+    fields: dict[str, str] = Field(default_factory=dict)
+    list_delimiter: str = "|"
+    unknown_fields: Literal["error", "metadata", "ignore"] = "error"
+
+
+class BackendConfig(_Section):
+    kind: Literal["llama.cpp"] = "llama.cpp"
+    model: str | None = Field(None, description="A model name, or a path to a GGUF file.")
+    n_threads: int = 1
+    n_ctx: int = 4096
+    n_batch: int = 64
+
+    def llamacpp_options(self) -> LlamaCppOptions:
+        return LlamaCppOptions(n_threads=self.n_threads, n_ctx=self.n_ctx, n_batch=self.n_batch)
+
+
+class ReportConfig(_Section):
+    path: Path | None = None
+
+
+class CacheConfig(_Section):
+    enabled: bool = True
+    dir: Path | None = None
+
+
+class RunConfig(_Section):
+    dataset: DatasetConfig = Field(default_factory=DatasetConfig)
+    backend: BackendConfig = Field(default_factory=BackendConfig)
+    metrics: list[dict[str, Any]] = Field(default_factory=list)
+    report: ReportConfig = Field(default_factory=ReportConfig)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    source: str = Field("<command line>", exclude=True)
+
+    @classmethod
+    def load(cls, path: Path) -> RunConfig:
+        """Read a TOML config; relative paths in it are relative to the file."""
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as err:
+            raise ConfigError(f"{path}: cannot read config ({err.strerror})") from err
+        except tomllib.TOMLDecodeError as err:
+            raise ConfigError(f"{path}: not valid TOML ({err})") from err
+        try:
+            config = cls.model_validate({**raw, "source": str(path)})
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"{path}: {where}: {first['msg']}") from err
+        return config._relative_to(path.parent)
+
+    def _relative_to(self, base: Path) -> RunConfig:
+        def rebase(p: Path | None) -> Path | None:
+            return p if p is None or p.is_absolute() else Path(os.path.normpath(base / p))
+
+        model = self.backend.model
+        if model and (model.endswith(".gguf") or "/" in model) and not Path(model).is_absolute():
+            model = os.path.normpath(base / model)
+        return self.model_copy(
+            update={
+                "dataset": self.dataset.model_copy(update={"path": rebase(self.dataset.path)}),
+                "backend": self.backend.model_copy(update={"model": model}),
+                "report": self.report.model_copy(update={"path": rebase(self.report.path)}),
+                "cache": self.cache.model_copy(update={"dir": rebase(self.cache.dir)}),
+            }
+        )
+
+    def build_metrics(self) -> list[Metric]:
+        """The configured metrics; errors name the file and the metric's position."""
+        if not self.metrics:
+            raise ConfigError(f"{self.source}: no metrics given (use --metric or [[metrics]])")
+        built = []
+        for i, entry in enumerate(self.metrics, start=1):
+            options = dict(entry)
+            kind = options.pop("metric", None)
+            where = f"{self.source}: metrics[{i}]"
+            if not isinstance(kind, str):
+                raise ConfigError(f"{where}: the 'metric' key (its type, e.g. 'geval') is missing")
+            built.append(build_metric(kind, options, where))
+        return built

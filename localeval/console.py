@@ -1,0 +1,84 @@
+"""What the CLI prints: the results table, the summary, and a progress bar for long runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from localeval.results import MetricResult, RunReport
+
+#: Beyond this many cases the table lists only those that failed or errored.
+MAX_ROWS = 50
+
+
+@contextmanager
+def progress_bar(console: Console, total: int) -> Iterator[Callable[[MetricResult], None]]:
+    """Yields ``advance(result)``; draws nothing when the console is not a terminal."""
+    columns = (
+        TextColumn("[bold]judging"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("{task.fields[failures]} failed/errored"), TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+        task = bar.add_task("judging", total=total, failures=0)
+        failures = 0
+
+        def advance(result: MetricResult) -> None:
+            nonlocal failures
+            failures += 0 if result.passed else 1
+            bar.update(task, advance=1, failures=failures)
+
+        yield advance
+
+
+def print_report(console: Console, report: RunReport) -> None:
+    metrics = [s.metric for s in report.summary]
+    rows = report.cases
+    if len(rows) > MAX_ROWS:
+        rows = [c for c in rows if any(not r.passed for r in c.results)][:MAX_ROWS]
+        console.print(f"{len(report.cases)} cases; showing {len(rows)} that failed or errored.")
+    table = Table(title="Results", show_lines=False)
+    table.add_column("#", justify="right")
+    table.add_column("case")
+    for name in metrics:
+        table.add_column(name, justify="right")
+    for case in rows:
+        table.add_row(str(case.index + 1), escape(case.name or case.location or ""), *map(_cell, case.results))
+    console.print(table)
+    console.print(_summary_table(report))
+    stats = report.stats
+    calls = "" if stats.model_calls is None else f", {stats.model_calls} model calls, {stats.cache_hits} from cache"
+    console.print(f"{len(report.cases)} cases in {stats.duration_s:.1f} s{calls}.")
+
+
+def _cell(result: MetricResult) -> str:
+    if result.errored:
+        return "[bold yellow]error[/]"
+    mark = "[green]pass[/]" if result.passed else "[red]fail[/]"
+    return f"{result.score:.3f} {mark}"
+
+
+def _summary_table(report: RunReport) -> Table:
+    table = Table(title="Summary")
+    for column in ("metric", "passed", "failed", "errored", "pass rate", "mean score"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for s in report.summary:
+        table.add_row(
+            escape(s.metric), str(s.passed), str(s.failed), str(s.errored),
+            "-" if s.pass_rate is None else f"{s.pass_rate:.0%}",
+            "-" if s.mean_score is None else f"{s.mean_score:.3f}",
+        )
+    return table
+
+
+def print_errors(console: Console, report: RunReport) -> None:
+    """One line per errored result, so the reason is not hidden in the JSON."""
+    for case in report.cases:
+        for r in case.results:
+            if r.errored:
+                where = escape(str(case.location or case.index + 1))
+                console.print(f"[yellow]{where}[/] {escape(r.metric)}: {escape(r.error or '')}")

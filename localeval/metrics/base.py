@@ -1,0 +1,86 @@
+"""The metric contract: immutable configuration; ``measure`` returns a result, stores nothing."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from localeval.backends.base import Backend
+from localeval.case import TestCase
+from localeval.errors import BackendError, MetricInputError, PromptError
+from localeval.results import MetricResult
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a metric's scoring step returns: a score in [0, 1], a reason, the evidence."""
+
+    score: float
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class Metric(BaseModel):
+    """Base of every metric. Subclasses set ``kind`` and implement ``verdict``.
+
+    A metric is configuration only: one instance may judge many cases, from
+    several threads, because nothing about a case is kept on ``self``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: ClassVar[str]
+    needs_judge: ClassVar[bool] = False
+
+    name: str | None = Field(None, description="Shown in reports; defaults to the kind.")
+    threshold: float = Field(0.5, ge=0.0, le=1.0, description="Passes when score >= threshold.")
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.kind
+
+    def required_fields(self) -> tuple[str, ...]:
+        """Test-case fields that must be non-empty for this metric to score."""
+        return ()
+
+    def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
+        raise NotImplementedError
+
+    def passes(self, score: float) -> bool:
+        return score >= self.threshold
+
+    def measure(self, case: TestCase, judge: Backend | None = None) -> MetricResult:
+        """Score one case. Expected failures become an error result, not an exception."""
+        start = time.perf_counter()
+        try:
+            self.check_case(case)
+            if self.needs_judge and judge is None:
+                raise BackendError(f"metric '{self.display_name}' needs a judge backend")
+            verdict = self.verdict(case, judge)
+        except (MetricInputError, BackendError, PromptError) as err:
+            return self._result(error=f"{type(err).__name__}: {err}", start=start)
+        return self._result(
+            score=verdict.score,
+            passed=self.passes(verdict.score),
+            reason=verdict.reason,
+            details=verdict.details,
+            start=start,
+        )
+
+    def check_case(self, case: TestCase) -> None:
+        """Raise :class:`MetricInputError` naming the first required field that is empty."""
+        for name in self.required_fields():
+            if case.field_value(name) in (None, "", []):
+                raise MetricInputError(self.display_name, name)
+
+    def _result(self, *, start: float, **fields: Any) -> MetricResult:
+        return MetricResult(
+            metric=self.display_name,
+            kind=self.kind,
+            threshold=self.threshold,
+            duration_s=time.perf_counter() - start,
+            **fields,
+        )

@@ -1,0 +1,83 @@
+"""Prompt templates: text files under ``prompts/``, rendered strictly.
+
+A file holds one chat. Lines ``[[system]]``, ``[[user]]`` and ``[[assistant]]``
+start a message of that role; text before any marker is a user message. A
+final ``[[assistant]]`` section is the *prefill*: the start of the model's
+reply, written into the prompt (for G-Eval, ``Score: `` so that the next token
+is the score). Templates use Jinja2 syntax; a variable that is not given is an
+error, never a blank.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from localeval.backends.base import Message
+from localeval.errors import PromptError
+from localeval.resources import data_path
+
+_MARKER = re.compile(r"^\[\[(system|user|assistant)\]\]\n", re.MULTILINE)
+_ENV = jinja2.Environment(
+    undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False
+)
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    messages: tuple[Message, ...]
+    prefill: str
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A parsed prompt file. ``sha256`` identifies its text in results and cache keys."""
+
+    source: str
+    sections: tuple[tuple[str, str], ...]
+    sha256: str
+
+    @classmethod
+    def from_text(cls, text: str, source: str = "<string>") -> PromptTemplate:
+        parts = _MARKER.split(text)
+        sections = [("user", parts[0])] if parts[0].strip() else []
+        sections += list(zip(parts[1::2], parts[2::2]))
+        if not sections:
+            raise PromptError(f"{source}: the prompt is empty")
+        return cls(source, tuple(sections), hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+    @classmethod
+    def from_file(cls, path: Path) -> PromptTemplate:
+        try:
+            return cls.from_text(path.read_text(encoding="utf-8"), str(path))
+        except OSError as err:
+            raise PromptError(f"{path}: cannot read prompt ({err.strerror})") from err
+
+    def render(self, **variables: Any) -> RenderedPrompt:
+        rendered = [(role, self._render(body, variables)) for role, body in self.sections]
+        prefill = ""
+        if rendered[-1][0] == "assistant":
+            # The prefill keeps its trailing space: it decides what the next token is.
+            prefill = rendered.pop()[1].rstrip("\n")
+        messages = tuple(Message(role=role, content=body.strip()) for role, body in rendered)
+        if not messages:
+            raise PromptError(f"{self.source}: the prompt has no message before the prefill")
+        return RenderedPrompt(messages, prefill)
+
+    def _render(self, body: str, variables: dict[str, Any]) -> str:
+        try:
+            return _ENV.from_string(body).render(**variables)
+        except jinja2.UndefinedError as err:
+            raise PromptError(f"{self.source}: {err.message}") from err
+        except jinja2.TemplateSyntaxError as err:
+            raise PromptError(f"{self.source}:{err.lineno}: {err.message}") from err
+
+
+def load_prompt(name: str, override: Path | None = None) -> PromptTemplate:
+    """A shipped prompt by name, e.g. ``"geval/score"``, or the user's file instead."""
+    return PromptTemplate.from_file(override or data_path("prompts", *f"{name}.txt".split("/")))

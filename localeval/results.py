@@ -1,0 +1,137 @@
+"""What an evaluation produces: metric results, per-case results, and the run report."""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localeval.backends.base import Fingerprint
+from localeval.errors import InputError
+
+#: The JSON report's format version. Readers refuse versions they do not know.
+REPORT_FORMAT = 1
+
+
+class MetricResult(BaseModel):
+    """One metric's verdict on one case.
+
+    A metric that could not score (missing input, backend failure) has
+    ``score`` and ``passed`` set to None and says why in ``error``; it never
+    invents a number.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: str = Field(description="The metric's name in this run.")
+    kind: str = Field(description="The registered metric type, e.g. 'geval'.")
+    score: float | None = Field(None, ge=0.0, le=1.0)
+    passed: bool | None = None
+    threshold: float
+    reason: str = ""
+    details: dict[str, Any] = Field(default_factory=dict, description="The evidence.")
+    error: str | None = None
+    duration_s: float = 0.0
+
+    @property
+    def errored(self) -> bool:
+        return self.error is not None
+
+
+class CaseResult(BaseModel):
+    """Every metric's result for one test case, in the order the metrics were given."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    name: str | None = None
+    location: str | None = Field(None, description="Where the case came from: 'file:line'.")
+    results: list[MetricResult]
+
+
+class MetricSummary(BaseModel):
+    """Aggregates of one metric over the run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: str
+    cases: int
+    passed: int
+    failed: int
+    errored: int
+    pass_rate: float | None = Field(description="passed / (passed + failed); None if none scored.")
+    mean_score: float | None = None
+
+    @classmethod
+    def of(cls, metric: str, results: list[MetricResult]) -> MetricSummary:
+        scored = [r for r in results if not r.errored]
+        passed = sum(1 for r in scored if r.passed)
+        scores = [r.score for r in scored if r.score is not None]
+        return cls(
+            metric=metric,
+            cases=len(results),
+            passed=passed,
+            failed=len(scored) - passed,
+            errored=len(results) - len(scored),
+            pass_rate=passed / len(scored) if scored else None,
+            mean_score=statistics.fmean(scores) if scores else None,
+        )
+
+
+class RunStats(BaseModel):
+    """What the run cost. Call counts are None when the judge was not behind the cache."""
+
+    model_calls: int | None = None
+    cache_hits: int | None = None
+    duration_s: float = 0.0
+
+
+class RunReport(BaseModel):
+    """The versioned JSON report of one run."""
+
+    format_version: int = REPORT_FORMAT
+    run_id: str
+    created_at: str
+    localeval_version: str
+    config: dict[str, Any] = Field(default_factory=dict)
+    backend: Fingerprint | None = None
+    cases: list[CaseResult]
+    summary: list[MetricSummary]
+    stats: RunStats = RunStats()
+
+    @property
+    def any_failed(self) -> bool:
+        return any(s.failed for s in self.summary)
+
+    @property
+    def any_errored(self) -> bool:
+        return any(s.errored for s in self.summary)
+
+    def save(self, path: Path) -> None:
+        """Write the report atomically: a crash never leaves half a file."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> RunReport:
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as err:
+            raise InputError(f"{path}: cannot read report ({err.strerror})") from err
+        except json.JSONDecodeError as err:
+            raise InputError(f"{path}:{err.lineno}: not JSON ({err.msg})") from err
+        version = raw.get("format_version") if isinstance(raw, dict) else None
+        if version != REPORT_FORMAT:
+            raise InputError(f"{path}: report format {version!r} is not {REPORT_FORMAT}")
+        try:
+            return cls.model_validate(raw)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InputError(f"{path}: field '{where}': {first['msg']}") from err
