@@ -7,6 +7,7 @@ backend renders the chat itself, with the model's own template.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
@@ -27,6 +28,11 @@ CHATML = (
 class ChatFormat(Protocol):
     """Renders messages, then the start of the assistant's reply, as one prompt string."""
 
+    @property
+    def identity(self) -> str:
+        """Names the format in fingerprints: a change of template changes it."""
+        ...
+
     def render(self, messages: Sequence[Message], prefill: str = "") -> str: ...
 
 
@@ -44,6 +50,10 @@ class JinjaChatFormat:
         self._compiled = env.from_string(template)
         self._tokens = {"bos_token": bos_token, "eos_token": eos_token}
 
+    @property
+    def identity(self) -> str:
+        return "jinja:" + hashlib.sha256(self.template.encode("utf-8")).hexdigest()[:16]
+
     def render(self, messages: Sequence[Message], prefill: str = "") -> str:
         prompt = self._compiled.render(
             messages=[m.model_dump() for m in messages],
@@ -60,7 +70,7 @@ class PlainFormat:
     with "Answer:"); a blank line separates it from what came before.
     """
 
-    template = "plain"
+    identity = "plain"
 
     def render(self, messages: Sequence[Message], prefill: str = "") -> str:
         body = "\n\n".join(m.content.strip() for m in messages if m.content.strip())
@@ -69,3 +79,20 @@ class PlainFormat:
 
 def _raise_exception(message: str) -> None:
     raise jinja2.TemplateError(message)
+
+
+def chat_format_for(
+    kind: str, embedded: str | None, bos_token: str = "", eos_token: str = ""
+) -> ChatFormat:
+    """The format for a model: ``kind`` is its manifest's chat_template setting.
+
+    "gguf" uses the template stored in the model file, and plain text when the
+    file has none (a base model: chat markup would only confuse it).
+    """
+    if kind == "plain" or (kind == "gguf" and not embedded):
+        return PlainFormat()
+    if kind == "chatml":
+        return JinjaChatFormat(CHATML, bos_token, eos_token)
+    if kind == "gguf" and embedded:
+        return JinjaChatFormat(embedded, bos_token, eos_token)
+    raise ValueError(f"unknown chat template kind {kind!r}")

@@ -194,8 +194,10 @@ class _Reader:
             target = self.fields.get(key, key)
             if target not in CASE_FIELDS:
                 if self.unknown == "error":
-                    hint = f"map it with fields={{'{key}': ...}} or pass unknown_fields="
-                    message = f"unknown key; {hint}'metadata' or 'ignore'"
+                    message = (
+                        f"not a test-case field; map it to one (--map {key}=FIELD, or "
+                        "[dataset] fields) or keep unknown keys with unknown_fields = 'metadata'"
+                    )
                     raise self.error(message, line=line, field=key)
                 if self.unknown == "metadata":
                     extra[key] = value

@@ -7,7 +7,6 @@ context (no sampling, and no ``logits_all`` array of n_ctx × n_vocab floats).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Mapping, MutableMapping
@@ -27,7 +26,7 @@ from localeval.backends.base import (
     Usage,
 )
 from localeval.catalog import ModelSpec, file_sha256
-from localeval.chat import CHATML, ChatFormat, JinjaChatFormat, PlainFormat
+from localeval.chat import ChatFormat, chat_format_for
 from localeval.distribution import renormalize
 from localeval.errors import BackendError, BackendUnavailable, CandidateError, TruncatedOutput
 from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, parse_reply
@@ -88,7 +87,7 @@ class LlamaCppBackend:
             model_sha256=file_sha256(model_path, sha256_memo),
             runtime=f"llama-cpp-python {llama_cpp.__version__}",
             settings={
-                "chat_format": _format_id(self._format),
+                "chat_format": self._format.identity,
                 "n_batch": self.options.n_batch,
             },
         )
@@ -224,23 +223,12 @@ class LlamaCppBackend:
         return self._llm.detokenize([token], special=True).decode("utf-8", errors="replace")
 
     def _chat_format(self) -> ChatFormat:
-        kind = self.spec.chat_template
-        embedded = self._llm.metadata.get("tokenizer.chat_template")
-        if kind == "plain" or (kind == "gguf" and not embedded):
-            return PlainFormat()
-        template = CHATML if kind == "chatml" else embedded
-        return JinjaChatFormat(
-            template,
+        return chat_format_for(
+            self.spec.chat_template,
+            embedded=self._llm.metadata.get("tokenizer.chat_template"),
             bos_token=self._special_text(self._llm.token_bos()),
             eos_token=self._special_text(self._llm.token_eos()),
         )
-
-
-def _format_id(chat_format: ChatFormat) -> str:
-    template = getattr(chat_format, "template", "plain")
-    if template == "plain":
-        return "plain"
-    return "jinja:" + hashlib.sha256(template.encode("utf-8")).hexdigest()[:16]
 
 
 def _check_unambiguous(candidates: Mapping[str, list[int]]) -> None:

@@ -1,0 +1,163 @@
+"""The `localeval` command end to end, in a subprocess, with the real default model."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from localeval.prompts import load_prompt
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "quickstart" / "eval.toml"
+GOLDEN = Path(__file__).parent / "golden" / "quickstart.json"
+
+
+def localeval(*args: str, env: dict[str, str], cwd: Path | None = None, prefix: tuple[str, ...] = ()):
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "localeval", *args],
+        capture_output=True, text=True, env=env, cwd=cwd, timeout=300,
+    )
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """The test process's environment (it says where the model is) with a fresh cache."""
+    return {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+
+
+def scores(report: dict) -> dict[str, dict[str, float | None]]:
+    return {
+        case["name"]: {r["metric"]: r["score"] for r in case["results"]} for case in report["cases"]
+    }
+
+
+@pytest.mark.model
+def test_example_run_is_reproducible_and_the_rerun_makes_no_model_calls(env, tmp_path):
+    first = localeval("run", "-c", str(EXAMPLE), "--report", str(tmp_path / "a.json"), env=env)
+    assert first.returncode == 1, first.stderr  # exact_match fails on 3 of 6 cases
+    assert "Summary" in first.stdout and "correctness" in first.stdout
+    second = localeval("run", "-c", str(EXAMPLE), "--report", str(tmp_path / "b.json"), env=env)
+    assert second.returncode == 1, second.stderr
+    a = json.loads((tmp_path / "a.json").read_text())
+    b = json.loads((tmp_path / "b.json").read_text())
+    assert list(a)[0] == "format_version"
+    assert scores(a) == scores(b)
+    assert a["stats"]["model_calls"] > 0
+    assert b["stats"]["model_calls"] == 0
+    assert b["stats"]["cache_hits"] == 3 * 6  # two G-Evals' scores + conciseness' steps per case
+    assert b["backend"]["model_sha256"] == a["backend"]["model_sha256"]
+
+
+@pytest.mark.model
+def test_example_scores_match_the_golden_report(env, tmp_path):
+    """Tight tolerances, with the provenance that makes them meaningful."""
+    golden = json.loads(GOLDEN.read_text())
+    prompts = {name: load_prompt(name).sha256 for name in golden["prompt_sha256"]}
+    assert prompts == golden["prompt_sha256"], "a prompt changed: regenerate tests/golden (see its README)"
+    result = localeval("run", "-c", str(EXAMPLE), "--report", str(tmp_path / "r.json"), env=env)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["backend"]["model_sha256"] == golden["model_sha256"]
+    assert report["backend"]["runtime"] == golden["runtime"], "llama.cpp changed: regenerate the golden"
+    assert result.returncode == 1
+    for case, metrics in golden["scores"].items():
+        for metric, expected in metrics.items():
+            assert scores(report)[case][metric] == pytest.approx(expected, abs=1e-6), (case, metric)
+
+
+@pytest.mark.model
+def test_the_cli_works_with_networking_disabled(env, tmp_path):
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
+    if shutil.which("unshare") is None or probe.returncode != 0:
+        pytest.skip("unshare -n is not permitted here")
+    result = localeval("run", "-c", str(EXAMPLE), "--no-cache", env=env, prefix=("unshare", "-n"))
+    assert result.returncode == 1, result.stderr
+    assert "6 cases" in result.stdout
+
+
+def test_exact_match_alone_loads_no_model(env, tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"input": "q", "actual_output": "a", "expected_output": "a"}\n')
+    env = {**env, "LOCALEVAL_HOME": str(tmp_path / "empty-home")}  # no model there
+    result = localeval("run", str(data), "-m", "exact_match", "--report", str(tmp_path / "r.json"), env=env)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["backend"] is None
+
+
+BAD_INPUTS = {
+    "missing file": ([], "nope.jsonl", None, "nope.jsonl"),
+    "malformed jsonl line": (["-m", "exact_match"], "d.jsonl",
+                             '{"input": "a", "actual_output": "b", "expected_output": "b"}\n{"input": oops}\n',
+                             "d.jsonl:2"),
+    "csv without input column": (["-m", "exact_match"], "d.csv", "expected_output,actual_output\nq,a\n",
+                                 "d.csv:1: field 'input'"),
+    "csv unknown column": (["-m", "exact_match"], "d.csv", "question,actual_output\nq,a\n",
+                           "d.csv:1: field 'question': not a test-case field; map it"),
+    "metric lacks a field": (["-m", "exact_match"], "d.jsonl",
+                             '{"input": "a", "actual_output": "b", "expected_output": "b"}\n{"input": "a", "actual_output": "b"}\n',
+                             "d.jsonl:2: field 'expected_output'"),
+    "unknown metric": (["-m", "bleurt"], "d.jsonl", '{"input": "a"}\n', "unknown metric 'bleurt'"),
+    "unknown model": (["-m", "exact_match", "--model", "gpt-9"], "d.jsonl",
+                      '{"input": "a", "actual_output": "b", "expected_output": "b"}\n', None),
+    "bad --map": (["-m", "exact_match", "--map", "query"], "d.jsonl", '{"input": "a"}\n', "--map"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_INPUTS))
+def test_bad_input_is_one_line_and_exit_2(name, env, tmp_path):
+    options, filename, content, expected = BAD_INPUTS[name]
+    if content is not None:
+        (tmp_path / filename).write_text(content)
+    result = localeval("run", filename, *options, env=env, cwd=tmp_path)
+    if name == "unknown model":
+        # exact_match needs no judge, so an unknown model is only an error when a judge is needed
+        assert result.returncode == 0, result.stderr
+        return
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert expected in lines[0]
+
+
+def test_unknown_model_for_a_judge_metric_is_a_clear_error(env, tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"input": "a", "actual_output": "b"}\n')
+    config = tmp_path / "c.toml"
+    config.write_text(
+        '[backend]\nmodel = "gpt-9"\n[[metrics]]\nmetric = "geval"\ncriteria = "good"\n'
+    )
+    result = localeval("run", str(data), "-c", str(config), env=env)
+    assert result.returncode == 2
+    assert "unknown model 'gpt-9'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bad_config_key_names_the_file_and_key(env, tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text("[backend]\nn_thread = 2\n")
+    result = localeval("run", "-c", str(config), env=env)
+    assert result.returncode == 2
+    assert f"{config}: backend.n_thread" in result.stderr
+
+
+@pytest.mark.model
+def test_models_list_shows_the_default_model_present(env):
+    result = localeval("models", "list", env=env)
+    assert result.returncode == 0
+    line = next(line for line in result.stdout.splitlines() if "smollm2-135m-instruct" in line)
+    assert "yes" in line and "absent" not in line
+
+
+@pytest.mark.model
+def test_cache_info_and_clear(env, tmp_path):
+    localeval("run", "-c", str(EXAMPLE), env=env)
+    info = localeval("cache", "info", env=env)
+    assert "14 entries" in info.stdout  # 13 distinct judge calls + the model file's sha256
+    cleared = localeval("cache", "clear", env=env)
+    assert "removed 14 entries" in cleared.stdout
+    assert "0 entries" in localeval("cache", "info", env=env).stdout

@@ -1,0 +1,188 @@
+"""The in-process llama.cpp backend with the real default model (SmolLM2-135M-Instruct)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import llama_cpp
+import numpy as np
+import pytest
+
+from localeval.backends.base import DistributionRequest, JsonRequest, Message
+from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
+from localeval.chat import PlainFormat, chat_format_for
+from localeval.errors import BackendError, CandidateError, TruncatedOutput
+
+pytestmark = pytest.mark.model
+
+QUESTION = (
+    Message(role="system", content="You are a strict grader."),
+    Message(role="user", content="Question: What is 2+2?\nAnswer: 4\nRate the answer from 1 to 5."),
+)
+DIGITS = tuple("12345")
+
+
+def score_request(messages=QUESTION, prefill="Score: ", candidates=DIGITS) -> DistributionRequest:
+    return DistributionRequest(messages=messages, prefill=prefill, candidates=candidates)
+
+
+def test_fingerprint_names_the_model_file_and_runtime(llama_backend, default_model):
+    spec, _ = default_model
+    fp = llama_backend.fingerprint
+    assert fp.kind == "llama.cpp"
+    assert fp.model == "smollm2-135m-instruct"
+    assert fp.model_sha256 == spec.sha256
+    assert fp.runtime == f"llama-cpp-python {llama_cpp.__version__}"
+    assert fp.settings["chat_format"].startswith("jinja:")
+
+
+def test_capabilities_are_data(llama_backend):
+    caps = llama_backend.capabilities
+    assert (caps.json_schema, caps.distribution, caps.multi_token_candidates) == (True, True, True)
+
+
+def test_distribution_is_renormalized_with_its_covered_mass(llama_backend):
+    dist = llama_backend.candidate_distribution(score_request()).distribution
+    assert set(dist.probabilities) == set(DIGITS)
+    assert sum(dist.probabilities.values()) == pytest.approx(1.0, abs=1e-12)
+    covered = sum(math.exp(lp) for lp in dist.logprobs.values())
+    assert dist.covered_mass == pytest.approx(covered, rel=1e-12)
+    assert 0.3 < dist.covered_mass <= 1.0  # FACTS.md: digits carry 60-80% after "Score: "
+    for c in DIGITS:
+        assert dist.probabilities[c] == pytest.approx(math.exp(dist.logprobs[c]) / covered, rel=1e-12)
+
+
+def test_distribution_matches_llamas_own_full_logits(llama_backend, default_model):
+    """An independent read: llama-cpp-python's logits_all scores, log-softmaxed by numpy."""
+    _, path = default_model
+    request = score_request()
+    ours = llama_backend.candidate_distribution(request).distribution.logprobs
+    reference = llama_cpp.Llama(model_path=str(path), n_ctx=512, n_batch=64, logits_all=True, verbose=False)
+    prompt = llama_backend._format.render(request.messages, request.prefill)
+    tokens = reference.tokenize(prompt.encode(), add_bos=False, special=True)
+    reference.eval(tokens)
+    logits = reference.scores[len(tokens) - 1].astype(np.float64)
+    logprobs = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+    for c in DIGITS:
+        (token,) = reference.tokenize(c.encode(), add_bos=False)
+        assert ours[c] == pytest.approx(float(logprobs[token]), abs=1e-5)
+    reference.close()
+
+
+def test_the_score_position_follows_the_prefill_space(llama_backend):
+    # FACTS.md: after "Score:" the next token is mostly a space; after "Score: " it is the digit.
+    without_space = llama_backend.candidate_distribution(score_request(prefill="Score:"))
+    with_space = llama_backend.candidate_distribution(score_request())
+    assert with_space.distribution.covered_mass > 10 * without_space.distribution.covered_mass
+
+
+def test_same_request_gives_bit_identical_numbers(llama_backend):
+    first = llama_backend.candidate_distribution(score_request())
+    second = llama_backend.candidate_distribution(score_request())
+    assert first.distribution == second.distribution
+
+
+def test_a_warm_read_equals_a_cold_read(llama_backend, default_model):
+    """Reusing a shared prefix must not change a score: batches are aligned to n_batch."""
+    spec, path = default_model
+    long_prefix = "Background:\n" + "The committee met on Tuesday and reviewed the budget. " * 20
+    a = (Message(role="user", content=long_prefix + "\nIs 2+2=4? Rate 1-5."),)
+    b = (Message(role="user", content=long_prefix + "\nIs 3+3=7? Rate 1-5."),)
+    llama_backend.candidate_distribution(score_request(a))  # leaves a's prefix in the KV cache
+    warm = llama_backend.candidate_distribution(score_request(b)).distribution
+    cold_backend = LlamaCppBackend(path, spec)
+    cold = cold_backend.candidate_distribution(score_request(b)).distribution
+    cold_backend.close()
+    assert warm == cold
+
+
+def test_multi_token_candidates_get_their_exact_joint_probability(llama_backend):
+    (ten,) = [c for c in ("10",) if len(llama_backend._candidate_tokens(c)) == 2]
+    joint = llama_backend.candidate_distribution(score_request(candidates=(ten, "2", "3")))
+    first = llama_backend.candidate_distribution(score_request(candidates=("1", "2")))
+    second = llama_backend.candidate_distribution(score_request(prefill="Score: 1", candidates=("0", "5")))
+    expected = first.distribution.logprobs["1"] + second.distribution.logprobs["0"]
+    assert joint.distribution.logprobs["10"] == pytest.approx(expected, abs=1e-9)
+    assert joint.usage.completion_tokens == 1
+
+
+def test_candidates_that_prefix_each_other_are_refused(llama_backend):
+    with pytest.raises(CandidateError, match="token prefix"):
+        llama_backend.candidate_distribution(score_request(candidates=("1", "10")))
+
+
+VERDICTS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "verdicts": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["yes", "no", "idk"]},
+            "minItems": 3,
+            "maxItems": 3,
+        },
+        "reason": {"type": "string", "maxLength": 80},
+    },
+    "required": ["verdicts", "reason"],
+    "additionalProperties": False,
+}
+STATEMENTS = (
+    Message(
+        role="user",
+        content="For each statement say yes, no or idk: is it true?\n1. Paris is in France.\n"
+        "2. The sun is cold.\n3. Cats can fly.\nAnswer in JSON.",
+    ),
+)
+
+
+def test_generate_json_conforms_to_the_schema(llama_backend):
+    reply = llama_backend.generate_json(JsonRequest(messages=STATEMENTS, json_schema=VERDICTS_SCHEMA))
+    assert reply.finish_reason == "stop"
+    assert len(reply.value["verdicts"]) == 3
+    assert set(reply.value["verdicts"]) <= {"yes", "no", "idk"}
+    assert json.loads(reply.text) == reply.value
+    assert reply.usage.completion_tokens > 0
+
+
+def test_generate_json_is_deterministic_at_temperature_zero(llama_backend):
+    request = JsonRequest(messages=STATEMENTS, json_schema=VERDICTS_SCHEMA)
+    assert llama_backend.generate_json(request).text == llama_backend.generate_json(request).text
+
+
+def test_unbounded_arrays_are_bounded_inside_the_grammar(default_model):
+    spec, path = default_model
+    schema = {"type": "object", "properties": {"n": {"type": "array", "items": {"type": "integer"}}},
+              "required": ["n"]}
+    prompt = (Message(role="user", content="List the integers from 1 to 30 as JSON: {\"n\": [1, 2, ...]}"),)
+    backend = LlamaCppBackend(path, spec, LlamaCppOptions(max_items=4))
+    reply = backend.generate_json(JsonRequest(messages=prompt, json_schema=schema, max_tokens=400))
+    backend.close()
+    assert reply.finish_reason == "stop"
+    assert 1 <= len(reply.value["n"]) <= 4
+
+
+def test_a_cut_off_reply_is_an_error(llama_backend):
+    request = JsonRequest(messages=STATEMENTS, json_schema=VERDICTS_SCHEMA, max_tokens=4)
+    with pytest.raises(TruncatedOutput, match="max_tokens=4"):
+        llama_backend.generate_json(request)
+
+
+def test_a_prompt_longer_than_the_context_is_an_error(llama_backend):
+    long = (Message(role="user", content="word " * 5000),)
+    with pytest.raises(BackendError, match="n_ctx"):
+        llama_backend.candidate_distribution(score_request(long))
+
+
+def test_chat_format_falls_back_to_plain_when_the_gguf_has_no_template():
+    assert isinstance(chat_format_for("gguf", embedded=None), PlainFormat)
+    assert chat_format_for("plain", embedded="{{ x }}").identity == "plain"
+    chatml = chat_format_for("chatml", embedded=None)
+    rendered = chatml.render([Message(role="user", content="hi")], prefill="Score: ")
+    assert rendered == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nScore: "
+
+
+def test_threads_are_configurable(default_model):
+    spec, path = default_model
+    backend = LlamaCppBackend(path, spec, LlamaCppOptions(n_threads=2))
+    assert (backend._llm.n_threads, backend._llm.n_threads_batch) == (2, 2)
+    backend.close()
