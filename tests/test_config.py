@@ -1,0 +1,255 @@
+"""The TOML run configuration, and the command line's options on top of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localeval.config import RunConfig
+from localeval.errors import ConfigError, UnknownMetric
+from localeval.metrics import ExactMatch, GEval
+from localeval.session import settings_from_cli
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+FULL = """
+[dataset]
+path = "data/qa.jsonl"
+format = "jsonl"
+fields = { query = "input", answer = "actual_output" }
+
+[backend]
+model = "models/judge.gguf"
+n_threads = 2
+
+[[metrics]]
+metric = "exact_match"
+ignore_case = true
+
+[[metrics]]
+metric = "geval"
+name = "correctness"
+criteria = "The answer is correct."
+
+[report]
+path = "../out/report.json"
+
+[cache]
+dir = "cache"
+"""
+
+
+# --- RunConfig.load --------------------------------------------------------------------
+
+
+def test_load_resolves_relative_paths_against_the_file(tmp_path: Path) -> None:
+    config = RunConfig.load(write(tmp_path / "project" / "eval.toml", FULL))
+    base = tmp_path / "project"
+    assert config.dataset.path == base / "data" / "qa.jsonl"
+    assert config.backend.model == str(base / "models" / "judge.gguf")
+    assert config.report.path == tmp_path / "out" / "report.json"  # normalized, no ".."
+    assert config.cache.dir == base / "cache"
+    assert config.dataset.fields == {"query": "input", "answer": "actual_output"}
+    assert config.backend.n_threads == 2
+    assert config.source == str(base / "eval.toml")
+
+
+def test_load_keeps_absolute_paths_and_model_names(tmp_path: Path) -> None:
+    data = tmp_path / "elsewhere" / "qa.jsonl"
+    config = RunConfig.load(
+        write(tmp_path / "eval.toml", f'[dataset]\npath = "{data}"\n[backend]\nmodel = "gemma-3-270m"\n')
+    )
+    assert config.dataset.path == data
+    assert config.backend.model == "gemma-3-270m"
+    assert config.report.path is None
+    assert config.cache.dir is None
+
+
+def test_load_defaults(tmp_path: Path) -> None:
+    config = RunConfig.load(write(tmp_path / "eval.toml", ""))
+    assert (config.backend.kind, config.backend.n_threads, config.backend.n_ctx, config.backend.n_batch) == (
+        "llama.cpp", 1, 4096, 64
+    )
+    assert config.cache.enabled is True
+    assert config.dataset.list_delimiter == "|"
+    assert config.metrics == []
+
+
+def test_an_unknown_key_names_the_file_and_the_key_path(tmp_path: Path) -> None:
+    path = write(tmp_path / "eval.toml", "[backend]\nn_thread = 2\n")
+    with pytest.raises(ConfigError) as info:
+        RunConfig.load(path)
+    assert str(info.value) == f"{path}: backend.n_thread: Extra inputs are not permitted"
+
+
+def test_an_unknown_section_names_it(tmp_path: Path) -> None:
+    path = write(tmp_path / "eval.toml", "[reports]\npath = 'r.json'\n")
+    with pytest.raises(ConfigError, match=r": reports: Extra inputs are not permitted$"):
+        RunConfig.load(path)
+
+
+def test_a_wrong_type_names_the_key(tmp_path: Path) -> None:
+    path = write(tmp_path / "eval.toml", '[backend]\nn_ctx = "big"\n')
+    with pytest.raises(ConfigError, match=r"^.*eval\.toml: backend\.n_ctx: Input should be a valid integer"):
+        RunConfig.load(path)
+
+
+def test_invalid_toml_names_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "eval.toml", "[backend\nmodel = 1\n")
+    with pytest.raises(ConfigError) as info:
+        RunConfig.load(path)
+    assert str(info.value).startswith(f"{path}: not valid TOML (")
+
+
+def test_a_missing_config_file(tmp_path: Path) -> None:
+    path = tmp_path / "absent.toml"
+    with pytest.raises(ConfigError) as info:
+        RunConfig.load(path)
+    assert str(info.value) == f"{path}: cannot read config (No such file or directory)"
+
+
+# BUG: RunConfig.load rebases the dataset, backend model, report and cache paths,
+# but not the prompt-file options of metrics (GEval's score_prompt / steps_prompt):
+# those stay relative to the working directory, against load()'s docstring
+# "relative paths in it are relative to the file".
+@pytest.mark.xfail(strict=True, reason="metric prompt paths in a config are not resolved against the config's folder")
+def test_metric_prompt_paths_are_relative_to_the_file(tmp_path: Path) -> None:
+    config = RunConfig.load(
+        write(
+            tmp_path / "project" / "eval.toml",
+            '[[metrics]]\nmetric = "geval"\ncriteria = "c"\nscore_prompt = "prompts/score.txt"\n',
+        )
+    )
+    [metric] = config.build_metrics()
+    assert isinstance(metric, GEval)
+    assert metric.score_prompt == tmp_path / "project" / "prompts" / "score.txt"
+
+
+# --- build_metrics ---------------------------------------------------------------------
+
+
+def test_build_metrics_in_order(tmp_path: Path) -> None:
+    metrics = RunConfig.load(write(tmp_path / "eval.toml", FULL)).build_metrics()
+    assert metrics == [
+        ExactMatch(ignore_case=True),
+        GEval(name="correctness", criteria="The answer is correct."),
+    ]
+
+
+def config_with(tmp_path: Path, metrics: str) -> RunConfig:
+    return RunConfig.load(write(tmp_path / "eval.toml", metrics))
+
+
+def test_build_metrics_without_a_metric_key_names_the_entry(tmp_path: Path) -> None:
+    config = config_with(tmp_path, '[[metrics]]\nmetric = "exact_match"\n[[metrics]]\nname = "x"\n')
+    with pytest.raises(ConfigError) as info:
+        config.build_metrics()
+    assert str(info.value) == (
+        f"{tmp_path / 'eval.toml'}: metrics[2]: the 'metric' key (its type, e.g. 'geval') is missing"
+    )
+
+
+def test_build_metrics_of_an_unknown_metric(tmp_path: Path) -> None:
+    config = config_with(tmp_path, '[[metrics]]\nmetric = "bleu"\n')
+    with pytest.raises(UnknownMetric) as info:
+        config.build_metrics()
+    assert str(info.value) == (
+        f"{tmp_path / 'eval.toml'}: metrics[1]: unknown metric 'bleu' (known: exact_match, geval)"
+    )
+
+
+def test_build_metrics_bad_option_names_the_entry_and_field(tmp_path: Path) -> None:
+    config = config_with(
+        tmp_path,
+        '[[metrics]]\nmetric = "exact_match"\n'
+        '[[metrics]]\nmetric = "geval"\ncriteria = "c"\nthreshold = 1.5\n',
+    )
+    with pytest.raises(ConfigError) as info:
+        config.build_metrics()
+    assert str(info.value) == (
+        f"{tmp_path / 'eval.toml'}: metrics[2]: geval.threshold: Input should be less than or equal to 1"
+    )
+
+
+def test_build_metrics_with_none_given(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"eval\.toml: no metrics given"):
+        config_with(tmp_path, "").build_metrics()
+
+
+def test_build_metrics_leaves_the_config_alone(tmp_path: Path) -> None:
+    config = RunConfig.load(write(tmp_path / "eval.toml", FULL))
+    config.build_metrics()
+    assert config.metrics[0] == {"metric": "exact_match", "ignore_case": True}
+
+
+# --- settings_from_cli -----------------------------------------------------------------
+
+NO_OPTIONS: dict[str, Any] = {
+    "dataset": None, "config": None, "metrics": None, "model": None, "threads": None,
+    "fields": None, "list_delimiter": None, "report": None, "no_cache": False, "cache_dir": None,
+}
+
+
+def cli(**options: Any) -> RunConfig:
+    return settings_from_cli(**{**NO_OPTIONS, **options})
+
+
+def test_without_a_config_file_the_options_are_the_settings(tmp_path: Path) -> None:
+    settings = cli(
+        dataset=Path("qa.csv"), metrics=["exact_match"], model="gemma-3-270m", threads=3,
+        fields=["q=input"], list_delimiter=";", report=Path("r.json"), no_cache=True,
+    )
+    assert settings.dataset.path == Path("qa.csv")
+    assert settings.dataset.fields == {"q": "input"}
+    assert settings.dataset.list_delimiter == ";"
+    assert (settings.backend.model, settings.backend.n_threads) == ("gemma-3-270m", 3)
+    assert settings.metrics == [{"metric": "exact_match"}]
+    assert settings.report.path == Path("r.json")
+    assert settings.cache.enabled is False
+    assert settings.source == "<command line>"
+
+
+def test_no_options_keep_the_config_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "eval.toml", FULL)
+    assert cli(config=path) == RunConfig.load(path)
+
+
+def test_the_command_line_overrides_the_config_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "eval.toml", FULL)
+    settings = cli(
+        config=path,
+        dataset=Path("other.jsonl"),
+        model="gemma-3-270m",
+        threads=4,
+        metrics=["geval", "exact_match"],
+        fields=["question=input", "answer=expected_output"],
+        report=Path("mine.json"),
+        cache_dir=Path("c2"),
+        no_cache=True,
+    )
+    assert settings.dataset.path == Path("other.jsonl")
+    assert settings.dataset.format == "jsonl"  # kept from the file
+    assert settings.backend.model == "gemma-3-270m"
+    assert settings.backend.n_threads == 4
+    assert settings.metrics == [{"metric": "geval"}, {"metric": "exact_match"}]  # replaced, not added
+    # --map pairs are merged into the file's mapping; a repeated key takes the option's value
+    assert settings.dataset.fields == {"query": "input", "answer": "expected_output", "question": "input"}
+    assert settings.report.path == Path("mine.json")
+    assert settings.cache.dir == Path("c2")
+    assert settings.cache.enabled is False
+    assert settings.source == str(path)
+
+
+@pytest.mark.parametrize("pair", ["query", "=input", "query="])
+def test_a_bad_map_pair_is_a_config_error(pair: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        cli(fields=["ok=input", pair])
+    assert str(info.value) == f"--map takes FILE_KEY=FIELD, got {pair!r}"
+
