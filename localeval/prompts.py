@@ -39,14 +39,17 @@ class PromptTemplate:
     """A parsed prompt file. ``sha256`` identifies its text in results and cache keys."""
 
     source: str
-    sections: tuple[tuple[str, str], ...]
+    sections: tuple[tuple[str, str, int], ...]  #: (role, body, line of the body's start)
     sha256: str
 
     @classmethod
     def from_text(cls, text: str, source: str = "<string>") -> PromptTemplate:
         parts = _MARKER.split(text)
-        sections = [("user", parts[0])] if parts[0].strip() else []
-        sections += list(zip(parts[1::2], parts[2::2]))
+        sections = [("user", parts[0], 1)] if parts[0].strip() else []
+        line = 1 + parts[0].count("\n")
+        for role, body in zip(parts[1::2], parts[2::2]):
+            sections.append((role, body, line + 1))  # the body starts below its marker
+            line += 1 + body.count("\n")
         if not sections:
             raise PromptError(f"{source}: the prompt is empty")
         return cls(source, tuple(sections), hashlib.sha256(text.encode("utf-8")).hexdigest())
@@ -59,7 +62,7 @@ class PromptTemplate:
             raise PromptError(f"{path}: cannot read prompt ({err.strerror})") from err
 
     def render(self, **variables: Any) -> RenderedPrompt:
-        rendered = [(role, self._render(body, variables)) for role, body in self.sections]
+        rendered = [(role, self._render(body, start, variables)) for role, body, start in self.sections]
         prefill = ""
         if rendered[-1][0] == "assistant":
             # The prefill keeps its trailing space: it decides what the next token is.
@@ -69,13 +72,13 @@ class PromptTemplate:
             raise PromptError(f"{self.source}: the prompt has no message before the prefill")
         return RenderedPrompt(messages, prefill)
 
-    def _render(self, body: str, variables: dict[str, Any]) -> str:
+    def _render(self, body: str, start: int, variables: dict[str, Any]) -> str:
         try:
             return _ENV.from_string(body).render(**variables)
         except jinja2.UndefinedError as err:
             raise PromptError(f"{self.source}: {err.message}") from err
         except jinja2.TemplateSyntaxError as err:
-            raise PromptError(f"{self.source}:{err.lineno}: {err.message}") from err
+            raise PromptError(f"{self.source}:{start + err.lineno - 1}: {err.message}") from err
 
 
 def load_prompt(name: str, override: Path | None = None) -> PromptTemplate:

@@ -23,15 +23,33 @@ def bound_arrays(schema: dict[str, Any], max_items: int = DEFAULT_MAX_ITEMS) -> 
     return bounded
 
 
-def _bound(node: Any, max_items: int) -> None:
-    if isinstance(node, dict):
-        if node.get("type") == "array" or "items" in node or "prefixItems" in node:
-            node.setdefault("maxItems", max(max_items, node.get("minItems", 0)))
-        for value in node.values():
-            _bound(value, max_items)
-    elif isinstance(node, list):
-        for value in node:
-            _bound(value, max_items)
+# Keywords whose value is one subschema, a list of them, or a name -> subschema map.
+# Only these are walked: "items" inside "properties" is a property's name, and the
+# values of const, enum, default and examples are data, not schemas.
+_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains",
+        "propertyNames", "unevaluatedItems", "unevaluatedProperties", "additionalItems")
+_LIST = ("prefixItems", "anyOf", "oneOf", "allOf", "items")
+_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def _bound(schema: Any, max_items: int) -> None:
+    if not isinstance(schema, dict):
+        return
+    types = schema.get("type")
+    is_array = types == "array" or (isinstance(types, list) and "array" in types)
+    if is_array or "items" in schema or "prefixItems" in schema:
+        schema.setdefault("maxItems", max(max_items, schema.get("minItems", 0)))
+    for key in _ONE:
+        if isinstance(schema.get(key), dict):
+            _bound(schema[key], max_items)
+    for key in _LIST:
+        if isinstance(schema.get(key), list):
+            for sub in schema[key]:
+                _bound(sub, max_items)
+    for key in _MAP:
+        if isinstance(schema.get(key), dict):
+            for sub in schema[key].values():
+                _bound(sub, max_items)
 
 
 def check_schema(schema: dict[str, Any]) -> None:
@@ -42,13 +60,17 @@ def check_schema(schema: dict[str, Any]) -> None:
         raise ValueError(f"invalid JSON Schema: {err.message}") from err
 
 
+def _reject_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
+
+
 def parse_reply(text: str, schema: dict[str, Any]) -> Any:
     """Parse ``text`` as JSON and validate it against ``schema``.
 
     Raises :class:`SchemaViolation` naming the first failing path; never repairs.
     """
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as err:
         raise SchemaViolation(f"reply is not JSON ({err.msg} at char {err.pos}): {text[:200]!r}") from err
     error = jsonschema.exceptions.best_match(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 from pathlib import Path
 
+from pydantic import ValidationError
 from rich.console import Console
 
 from localeval.backends.base import Backend
@@ -51,7 +52,7 @@ def settings_from_cli(
     backend = base.backend.model_copy(
         update={k: v for k, v in {"model": model, "n_threads": threads}.items() if v is not None}
     )
-    return base.model_copy(
+    merged = base.model_copy(
         update={
             "dataset": data,
             "backend": backend,
@@ -62,6 +63,12 @@ def settings_from_cli(
             ),
         }
     )
+    try:  # model_copy does not validate: check the options the command line added
+        return RunConfig.model_validate({**merged.model_dump(), "source": merged.source})
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"command line: {where}: {first['msg']}") from error
 
 
 def _mapping(pairs: list[str]) -> dict[str, str]:

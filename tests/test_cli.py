@@ -28,7 +28,7 @@ def localeval(*args: str, env: dict[str, str], cwd: Path | None = None, prefix: 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     """The test process's environment (it says where the model is) with a fresh cache."""
-    return {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+    return {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "60"}
 
 
 def scores(report: dict) -> dict[str, dict[str, float | None]]:
@@ -105,6 +105,8 @@ BAD_INPUTS = {
     "unknown model": (["-m", "exact_match", "--model", "gpt-9"], "d.jsonl",
                       '{"input": "a", "actual_output": "b", "expected_output": "b"}\n', None),
     "bad --map": (["-m", "exact_match", "--map", "query"], "d.jsonl", '{"input": "a"}\n', "--map"),
+    "bad --threads": (["-m", "exact_match", "--threads", "0"], "d.jsonl", '{"input": "a"}\n',
+                      "command line: backend.n_threads: Input should be greater than or equal to 1"),
 }
 
 
@@ -147,7 +149,7 @@ def test_bad_config_key_names_the_file_and_key(env, tmp_path):
 
 @pytest.mark.model
 def test_models_list_shows_the_default_model_present(env):
-    result = localeval("models", "list", env=env)
+    result = localeval("models", "list", env={**env, "COLUMNS": "300"})
     assert result.returncode == 0
     line = next(line for line in result.stdout.splitlines() if "smollm2-135m-instruct" in line)
     assert "yes" in line and "absent" not in line

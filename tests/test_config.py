@@ -115,11 +115,6 @@ def test_a_missing_config_file(tmp_path: Path) -> None:
     assert str(info.value) == f"{path}: cannot read config (No such file or directory)"
 
 
-# BUG: RunConfig.load rebases the dataset, backend model, report and cache paths,
-# but not the prompt-file options of metrics (GEval's score_prompt / steps_prompt):
-# those stay relative to the working directory, against load()'s docstring
-# "relative paths in it are relative to the file".
-@pytest.mark.xfail(strict=True, reason="metric prompt paths in a config are not resolved against the config's folder")
 def test_metric_prompt_paths_are_relative_to_the_file(tmp_path: Path) -> None:
     config = RunConfig.load(
         write(

@@ -76,13 +76,6 @@ def test_bound_arrays_leaves_non_arrays_alone() -> None:
     assert bound_arrays(schema) == schema
 
 
-# BUG: _bound treats any dict with an "items" key as an array schema, including a
-# "properties" mapping that has a property *named* "items"; it then adds a property
-# named "maxItems" whose schema is the number 32, which is not a valid JSON Schema.
-@pytest.mark.xfail(
-    strict=True,
-    reason="bound_arrays adds maxItems to a properties mapping that has a property named 'items'",
-)
 def test_bound_arrays_handles_a_property_named_items() -> None:
     schema = {
         "type": "object",
@@ -94,6 +87,27 @@ def test_bound_arrays_handles_a_property_named_items() -> None:
     assert set(bounded["properties"]) == {"items"}
     assert bounded["properties"]["items"]["maxItems"] == 4
     check_schema(bounded)
+
+
+def test_bound_arrays_leaves_data_keywords_alone_and_bounds_nullable_arrays() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": {"type": ["array", "null"]},
+            "mode": {"enum": [{"items": [1]}], "default": {"type": "array"}},
+        },
+        "$defs": {"items": {"type": "string"}},
+    }
+    bounded = bound_arrays(schema, max_items=3)
+    assert bounded["properties"]["tags"]["maxItems"] == 3
+    assert bounded["properties"]["mode"] == schema["properties"]["mode"]
+    assert bounded["$defs"] == {"items": {"type": "string"}}
+    check_schema(bounded)
+
+
+def test_parse_reply_refuses_nan_and_infinity() -> None:
+    with pytest.raises(SchemaViolation, match="not JSON"):
+        parse_reply('{"x": NaN}', {"type": "object"})
 
 
 # --- check_schema ----------------------------------------------------------------------
