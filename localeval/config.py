@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, first_problem
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
 
@@ -94,9 +94,8 @@ class RunConfig(_Section):
         try:
             config = cls.model_validate({**raw, "source": str(path)})
         except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(f"{path}: {where}: {first['msg']}") from err
+            where, message = first_problem(err)
+            raise ConfigError(f"{path}: {where}: {message}") from err
         return config._relative_to(path.parent)
 
     def _relative_to(self, base: Path) -> RunConfig:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import ValidationError
+
 
 class LocalevalError(Exception):
     """Base of every error localeval raises on purpose."""
@@ -85,3 +87,10 @@ class MetricInputError(LocalevalError):
         self.metric = metric
         self.field = field
         super().__init__(message or f"metric '{metric}' needs field '{field}', which is empty")
+
+
+def first_problem(error: ValidationError) -> tuple[str, str]:
+    """Pydantic's first problem as (dotted location, message), for one-line errors."""
+    first = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return where, first["msg"].removeprefix("Value error, ")

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localeval.backends.base import Fingerprint
-from localeval.errors import InputError
+from localeval.errors import InputError, first_problem
 
 #: The JSON report's format version. Readers refuse versions they do not know.
 REPORT_FORMAT = 1
@@ -132,6 +132,5 @@ class RunReport(BaseModel):
         try:
             return cls.model_validate(raw)
         except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise InputError(f"{path}: field '{where}': {first['msg']}") from err
+            where, message = first_problem(err)
+            raise InputError(f"{path}: field '{where}': {message}") from err

@@ -14,7 +14,7 @@ from localeval.catalog import ModelCatalog
 from localeval.config import RunConfig
 from localeval.console import print_errors, print_report, progress_bar
 from localeval.dataset import Dataset
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, first_problem
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.results import RunReport
@@ -66,9 +66,8 @@ def settings_from_cli(
     try:  # model_copy does not validate: check the options the command line added
         return RunConfig.model_validate({**merged.model_dump(), "source": merged.source})
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"command line: {where}: {first['msg']}") from error
+        where, message = first_problem(error)
+        raise ConfigError(f"command line: {where}: {message}") from error
 
 
 def _mapping(pairs: list[str]) -> dict[str, str]:

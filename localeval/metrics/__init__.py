@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from localeval.errors import ConfigError, UnknownMetric
+from localeval.errors import ConfigError, UnknownMetric, first_problem
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.exact_match import ExactMatch
 from localeval.metrics.geval import GEval
@@ -37,9 +37,7 @@ def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = 
     try:
         return cls(**(options or {}))
     except ValidationError as err:
-        first = err.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        message = first["msg"].removeprefix("Value error, ")
+        field, message = first_problem(err)
         raise ConfigError(f"{prefix}{kind}{'.' + field if field else ''}: {message}") from err
 
 
