@@ -63,6 +63,40 @@ def renormalize(logprobs: Mapping[str, float]) -> CandidateDistribution:
     )
 
 
+def exclusive_logprobs(
+    sequence_logprobs: Mapping[str, float], tokens: Mapping[str, Sequence[int]]
+) -> dict[str, float]:
+    """Each candidate's probability of being the *whole* answer, when candidates nest.
+
+    ``sequence_logprobs[c]`` is log P(the continuation starts with c's tokens). When
+    one candidate's tokens begin another's ("1" and "10" on a tokenizer that splits
+    "10" into "1", "0"), P("1") includes P("10"). The exclusive probability removes
+    the longer candidates that the shorter one is the nearest candidate prefix of:
+
+        P_excl(c) = P(c) · (1 − Σ_d P(d) / P(c)),  d ranging over those candidates,
+
+    computed in log space. Candidates that nest nothing keep their value, and the
+    exclusive probabilities of all candidates add up to the mass of the outermost ones.
+    """
+    parents = {c: _nearest_prefix(c, tokens) for c in tokens}
+    result = {}
+    for c, log_p in sequence_logprobs.items():
+        inside = sum(math.exp(sequence_logprobs[d] - log_p) for d, p in parents.items() if p == c)
+        result[c] = log_p + math.log1p(-inside) if inside < 1.0 else -math.inf
+    return result
+
+
+def _nearest_prefix(candidate: str, tokens: Mapping[str, Sequence[int]]) -> str | None:
+    mine = list(tokens[candidate])
+    best: str | None = None
+    for other, theirs in tokens.items():
+        n = len(theirs)
+        if other != candidate and n < len(mine) and mine[:n] == list(theirs):
+            if best is None or n > len(tokens[best]):
+                best = other
+    return best
+
+
 def expected_value(probabilities: Mapping[str, float], values: Mapping[str, float]) -> float:
     """Σ p(c)·v(c); every candidate with a probability must have a value."""
     missing = set(probabilities) - set(values)

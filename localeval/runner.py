@@ -12,7 +12,7 @@ from typing import Any
 from localeval.backends.base import Backend
 from localeval.cache import CachedBackend
 from localeval.dataset import Dataset
-from localeval.errors import ConfigError, DatasetError, MetricInputError
+from localeval.errors import BackendError, ConfigError, DatasetError, MetricInputError, PromptError
 from localeval.metrics.base import Metric
 from localeval.results import CaseResult, MetricResult, MetricSummary, RunReport, RunStats
 
@@ -54,6 +54,7 @@ def evaluate(
     """Score every case with every metric, case by case (a case's metrics share its prompt prefix)."""
     check_inputs(dataset, metrics)
     start = time.perf_counter()
+    metrics = [_prepared(m, judge) for m in metrics]
     cases: list[CaseResult] = []
     for index, (case, location) in enumerate(zip(dataset.cases, dataset.locations)):
         results = []
@@ -76,6 +77,15 @@ def evaluate(
         ],
         stats=_stats(judge, time.perf_counter() - start),
     )
+
+
+def _prepared(metric: Metric, judge: Backend | None) -> Metric:
+    # A failure here (say, the judge cannot write G-Eval's steps) is not fatal: the
+    # unprepared metric tries again per case and records the error in each result.
+    try:
+        return metric.prepare(judge)
+    except (BackendError, PromptError):
+        return metric
 
 
 def _stats(judge: Backend | None, duration: float) -> RunStats:

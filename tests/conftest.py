@@ -31,3 +31,14 @@ def llama_backend(default_model: tuple[ModelSpec, Path]) -> Iterator[object]:
     backend = LlamaCppBackend(path, spec)
     yield backend
     backend.close()
+
+
+@pytest.fixture(scope="session", params=["smollm2-135m-instruct", "gemma-3-270m"])
+def shipped_backend(request: pytest.FixtureRequest) -> Iterator[object]:
+    """Each shipped model in turn: their tokenizers differ (49k vs 262k vocab, chat vs plain)."""
+    from localeval.backends.llamacpp import LlamaCppBackend
+
+    spec, path = ModelCatalog(Paths.from_environ(os.environ).home).resolve(request.param)
+    backend = LlamaCppBackend(path, spec)
+    yield backend
+    backend.close()

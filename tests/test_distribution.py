@@ -8,6 +8,7 @@ import pytest
 
 from localeval.distribution import (
     CandidateDistribution,
+    exclusive_logprobs,
     expected_value,
     log_softmax,
     renormalize,
@@ -124,6 +125,58 @@ def test_a_distribution_is_frozen() -> None:
     dist = renormalize({"a": -1.0})
     with pytest.raises(ValueError, match="frozen"):
         dist.covered_mass = 1.0  # type: ignore[misc]
+
+
+# --- exclusive_logprobs ------------------------------------------------------------------
+
+#: A tokenizer that splits numbers into digits: "1" = [1], "10" = [1, 0], "100" = [1, 0, 0].
+DIGIT_TOKENS = {"1": [1], "10": [1, 0], "100": [1, 0, 0], "2": [2]}
+#: log P(the continuation starts with the candidate's tokens).
+NESTED = {"1": math.log(0.5), "10": math.log(0.2), "100": math.log(0.05), "2": math.log(0.1)}
+
+
+def test_exclusive_logprobs_removes_the_longer_candidates_from_their_prefix() -> None:
+    exclusive = exclusive_logprobs(NESTED, DIGIT_TOKENS)
+    assert {c: math.exp(lp) for c, lp in exclusive.items()} == {
+        "1": pytest.approx(0.3, rel=1e-12),  # .5 - P(10); "100" is inside "10", not subtracted twice
+        "10": pytest.approx(0.15, rel=1e-12),  # .2 - P(100)
+        "100": pytest.approx(0.05, rel=1e-12),
+        "2": pytest.approx(0.1, rel=1e-12),
+    }
+    # Together they are the mass of the outermost candidates, "1" and "2".
+    assert sum(math.exp(lp) for lp in exclusive.values()) == pytest.approx(0.6, rel=1e-12)
+
+
+def test_exclusive_logprobs_subtracts_every_child_of_a_prefix() -> None:
+    tokens = {"1": [1], "10": [1, 0], "11": [1, 1]}
+    exclusive = exclusive_logprobs({"1": math.log(0.5), "10": math.log(0.1), "11": math.log(0.15)}, tokens)
+    assert math.exp(exclusive["1"]) == pytest.approx(0.25, rel=1e-12)
+    assert exclusive["10"] == math.log(0.1)
+    assert exclusive["11"] == math.log(0.15)
+
+
+def test_exclusive_logprobs_nearest_prefix_skips_a_missing_candidate() -> None:
+    tokens = {"1": [1], "100": [1, 0, 0]}  # no "10": "100" is inside "1" directly
+    exclusive = exclusive_logprobs({"1": math.log(0.5), "100": math.log(0.2)}, tokens)
+    assert math.exp(exclusive["1"]) == pytest.approx(0.3, rel=1e-12)
+
+
+def test_exclusive_logprobs_of_candidates_that_nest_nothing_is_unchanged() -> None:
+    tokens = {"1": [1], "2": [2], "10": [7, 3]}  # "10" is one token pair that does not start with "1"
+    logprobs = {"1": math.log(0.2), "2": -3.5, "10": -0.25}
+    assert exclusive_logprobs(logprobs, tokens) == logprobs
+
+
+def test_exclusive_logprobs_of_a_prefix_with_all_its_mass_in_a_child_is_impossible() -> None:
+    exclusive = exclusive_logprobs({"1": math.log(0.2), "10": math.log(0.2)}, {"1": [1], "10": [1, 0]})
+    assert exclusive == {"1": -math.inf, "10": math.log(0.2)}
+
+
+def test_exclusive_logprobs_does_not_depend_on_the_order_of_the_candidates() -> None:
+    expected = exclusive_logprobs(NESTED, DIGIT_TOKENS)
+    for order in (["2", "100", "10", "1"], ["100", "1", "2", "10"], ["10", "2", "1", "100"]):
+        got = exclusive_logprobs({c: NESTED[c] for c in order}, {c: DIGIT_TOKENS[c] for c in order})
+        assert got == expected
 
 
 # --- scale_to_unit ---------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
 from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
 from localeval.chat import PlainFormat, chat_format_for
-from localeval.errors import BackendError, CandidateError, TruncatedOutput
+from localeval.errors import BackendError, TruncatedOutput
 
 pytestmark = pytest.mark.model
 
@@ -107,9 +107,18 @@ def test_multi_token_candidates_get_their_exact_joint_probability(llama_backend)
     assert joint.usage.completion_tokens == 1
 
 
-def test_candidates_that_prefix_each_other_are_refused(llama_backend):
-    with pytest.raises(CandidateError, match="token prefix"):
-        llama_backend.candidate_distribution(score_request(candidates=("1", "10")))
+def test_nested_candidates_get_exclusive_probabilities(llama_backend):
+    """P(score 1) must not include P(score 10): "10" is "1" then "0" on this tokenizer."""
+    nested = llama_backend.candidate_distribution(score_request(candidates=("1", "10", "2")))
+    alone = llama_backend.candidate_distribution(score_request(candidates=("1", "2")))
+    after_one = llama_backend.candidate_distribution(score_request(prefill="Score: 1", candidates=("0", "5")))
+    p_one = math.exp(alone.distribution.logprobs["1"])
+    p_zero_after_one = math.exp(after_one.distribution.logprobs["0"])
+    assert math.exp(nested.distribution.logprobs["10"]) == pytest.approx(p_one * p_zero_after_one, rel=1e-9)
+    assert math.exp(nested.distribution.logprobs["1"]) == pytest.approx(p_one * (1 - p_zero_after_one), rel=1e-9)
+    assert nested.distribution.logprobs["2"] == alone.distribution.logprobs["2"]
+    # Nesting moves mass between "1" and "10" but does not create any.
+    assert nested.distribution.covered_mass == pytest.approx(alone.distribution.covered_mass, rel=1e-9)
 
 
 VERDICTS_SCHEMA = {

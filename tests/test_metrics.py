@@ -118,7 +118,7 @@ def test_a_metric_keeps_nothing_of_the_case() -> None:
 
 def test_geval_asks_for_one_distribution_over_the_scores() -> None:
     judge = ScriptedBackend(logprobs=[LOGPROBS])
-    result = GEval(criteria="Correct.", evaluation_steps=STEPS).measure(CASE, judge)
+    result = GEval(criteria="Correct.", evaluation_steps=STEPS, include_reason=False).measure(CASE, judge)
     assert result.error is None
     [request] = judge.requests
     assert isinstance(request, DistributionRequest)
@@ -128,7 +128,7 @@ def test_geval_asks_for_one_distribution_over_the_scores() -> None:
 
 
 def test_geval_score_is_the_expected_value_scaled() -> None:
-    result = GEval(criteria="Correct.", evaluation_steps=STEPS).measure(
+    result = GEval(criteria="Correct.", evaluation_steps=STEPS, include_reason=False).measure(
         CASE, ScriptedBackend(logprobs=[LOGPROBS])
     )
     assert result.score == pytest.approx(0.55, rel=1e-12)
@@ -142,14 +142,13 @@ def test_geval_score_is_the_expected_value_scaled() -> None:
     assert result.details["evaluation_steps"] == list(STEPS)
     assert result.details["steps_source"] == "given"
     assert result.reason == (
-        "Expected score 3.20 on 1-5 (most likely 3, p=0.30; "
-        "the scores covered 100% of the judge's probability)."
+        "Expected score 3.20 on 1-5 (the valid scores covered 100% of the judge's probability)."
     )
 
 
 def test_geval_reports_the_covered_mass() -> None:
     half = {s: lp + math.log(0.5) for s, lp in LOGPROBS.items()}
-    result = GEval(evaluation_steps=STEPS).measure(CASE, ScriptedBackend(logprobs=[half]))
+    result = GEval(evaluation_steps=STEPS, include_reason=False).measure(CASE, ScriptedBackend(logprobs=[half]))
     assert result.details["covered_mass"] == pytest.approx(0.5, rel=1e-12)
     assert result.score == pytest.approx(0.55, rel=1e-12)  # renormalized: the same score
     assert "covered 50%" in result.reason
@@ -158,7 +157,7 @@ def test_geval_reports_the_covered_mass() -> None:
 def test_geval_with_a_custom_score_range() -> None:
     logprobs = {"0": math.log(0.1), "1": math.log(0.2), "2": math.log(0.3), "3": math.log(0.4)}
     judge = ScriptedBackend(logprobs=[logprobs])
-    result = GEval(evaluation_steps=STEPS, score_range=(0, 3)).measure(CASE, judge)
+    result = GEval(evaluation_steps=STEPS, score_range=(0, 3), include_reason=False).measure(CASE, judge)
     [request] = judge.requests
     assert isinstance(request, DistributionRequest)
     assert request.candidates == ("0", "1", "2", "3")
@@ -169,7 +168,7 @@ def test_geval_with_a_custom_score_range() -> None:
 
 def test_geval_prompt_shows_the_case_fields_with_labels() -> None:
     judge = ScriptedBackend(logprobs=[LOGPROBS])
-    GEval(criteria="Correct.", evaluation_steps=STEPS).measure(
+    GEval(criteria="Correct.", evaluation_steps=STEPS, include_reason=False).measure(
         TestCase(input="What is 2+2?", actual_output="four", expected_output="4"), judge
     )
     user = judge.requests[0].messages[-1].content
@@ -183,18 +182,20 @@ def test_geval_prompt_shows_the_case_fields_with_labels() -> None:
 def test_geval_prompt_shows_list_fields_as_items() -> None:
     judge = ScriptedBackend(logprobs=[LOGPROBS])
     case = TestCase(input="q", actual_output="a", retrieval_context=["doc one", "doc two"])
-    GEval(evaluation_steps=STEPS, evaluation_params=("actual_output", "retrieval_context")).measure(
-        case, judge
-    )
+    GEval(
+        evaluation_steps=STEPS, evaluation_params=("actual_output", "retrieval_context"), include_reason=False
+    ).measure(case, judge)
     user = judge.requests[0].messages[-1].content
     assert user.startswith("Actual Output:\na\n\nRetrieval Context:\n- doc one\n- doc two\n")
     assert "grade the Actual Output and Retrieval Context above" in user
 
 
-def test_geval_without_criteria_says_so_in_the_prompt() -> None:
+def test_geval_without_criteria_leaves_the_criteria_out_of_the_prompt() -> None:
     judge = ScriptedBackend(logprobs=[LOGPROBS])
-    GEval(evaluation_steps=STEPS).measure(CASE, judge)
-    assert "Evaluation criteria:\n(see the steps)\n" in judge.requests[0].messages[-1].content
+    GEval(evaluation_steps=STEPS, include_reason=False).measure(CASE, judge)
+    user = judge.requests[0].messages[-1].content
+    assert "criteria" not in user
+    assert "---\nEvaluation steps:\n1. Check the arithmetic.\n2. Penalize extra text.\n\nFollowing" in user
 
 
 def test_geval_uses_an_override_score_prompt(tmp_path: Path) -> None:
@@ -204,7 +205,7 @@ def test_geval_uses_an_override_score_prompt(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     judge = ScriptedBackend(logprobs=[LOGPROBS])
-    GEval(evaluation_steps=STEPS, score_prompt=prompt).measure(CASE, judge)
+    GEval(evaluation_steps=STEPS, score_prompt=prompt, include_reason=False).measure(CASE, judge)
     [request] = judge.requests
     assert request.messages == (Message(role="user", content="4 1-5"),)
     assert isinstance(request, DistributionRequest) and request.prefill == "Rating: "
@@ -217,7 +218,7 @@ def test_geval_generates_steps_from_the_criteria() -> None:
     judge = ScriptedBackend(
         json_values=[{"steps": ["  Compare with 4. ", "Ignore style.", "   "]}], logprobs=[LOGPROBS]
     )
-    result = GEval(criteria="The answer is correct.").measure(CASE, judge)
+    result = GEval(criteria="The answer is correct.", include_reason=False).measure(CASE, judge)
     assert result.error is None
     steps_request, score_request = judge.requests
     assert isinstance(steps_request, JsonRequest)
@@ -236,7 +237,7 @@ def test_geval_generates_steps_from_the_criteria() -> None:
 
 def test_geval_given_steps_win_over_generating_them() -> None:
     judge = ScriptedBackend(logprobs=[LOGPROBS])
-    GEval(criteria="Correct.", evaluation_steps=STEPS).measure(CASE, judge)
+    GEval(criteria="Correct.", evaluation_steps=STEPS, include_reason=False).measure(CASE, judge)
     assert [type(r) for r in judge.requests] == [DistributionRequest]
 
 
@@ -281,7 +282,7 @@ def test_geval_missing_evaluation_param_makes_no_backend_call() -> None:
 
 @pytest.mark.parametrize(("threshold", "passed"), [(0.5, True), (0.55, True), (0.56, False)])
 def test_threshold_decides_passed(threshold: float, passed: bool) -> None:
-    result = GEval(evaluation_steps=STEPS, threshold=threshold).measure(
+    result = GEval(evaluation_steps=STEPS, threshold=threshold, include_reason=False).measure(
         CASE, ScriptedBackend(logprobs=[LOGPROBS])
     )
     assert result.passed is passed
@@ -291,7 +292,9 @@ def test_threshold_decides_passed(threshold: float, passed: bool) -> None:
 def test_a_score_equal_to_the_threshold_passes() -> None:
     # p(5) = 1: score exactly 1.0, threshold exactly 1.0.
     logprobs = {"1": -math.inf, "2": -math.inf, "3": -math.inf, "4": -math.inf, "5": 0.0}
-    result = GEval(evaluation_steps=STEPS, threshold=1.0).measure(CASE, ScriptedBackend(logprobs=[logprobs]))
+    result = GEval(evaluation_steps=STEPS, threshold=1.0, include_reason=False).measure(
+        CASE, ScriptedBackend(logprobs=[logprobs])
+    )
     assert result.score == 1.0
     assert result.passed is True
     assert ExactMatch(threshold=1.0).passes(1.0) is True
@@ -310,14 +313,20 @@ def test_geval_needs_criteria_or_steps() -> None:
 
 
 def test_geval_rejects_an_unknown_evaluation_param() -> None:
-    with pytest.raises(ValidationError, match=r"evaluation_params must be test-case fields, got \['answer'\]"):
+    with pytest.raises(ValidationError, match=r"evaluation_params must name test-case fields, got \['answer'\]"):
         GEval(criteria="c", evaluation_params=("input", "answer"))
 
 
-@pytest.mark.parametrize("score_range", [(1, 10), (5, 1), (3, 3), (-1, 5)])
-def test_geval_rejects_a_score_range_beyond_one_digit(score_range: tuple[int, int]) -> None:
-    with pytest.raises(ValidationError, match="score_range must satisfy 0 <= low < high <= 9"):
+@pytest.mark.parametrize("score_range", [(5, 1), (3, 3), (-1, 5), (0, 101)])
+def test_geval_rejects_a_score_range_that_is_empty_or_beyond_0_to_100(score_range: tuple[int, int]) -> None:
+    low, high = score_range
+    with pytest.raises(ValidationError, match=f"score_range must satisfy 0 <= low < high <= 100, got {low}-{high}"):
         GEval(criteria="c", score_range=score_range)
+
+
+@pytest.mark.parametrize("score_range", [(0, 1), (1, 10), (0, 100), (99, 100)])
+def test_geval_accepts_any_score_range_within_0_to_100(score_range: tuple[int, int]) -> None:
+    assert GEval(criteria="c", score_range=score_range).score_range == score_range
 
 
 def test_build_metric_makes_a_configured_metric() -> None:
@@ -330,9 +339,9 @@ def test_build_metric_makes_a_configured_metric() -> None:
 
 def test_build_metric_turns_a_validator_error_into_a_config_error() -> None:
     with pytest.raises(ConfigError) as info:
-        build_metric("geval", {"criteria": "c", "score_range": [1, 10]}, where="eval.toml: metrics[2]")
+        build_metric("geval", {"criteria": "c", "score_range": [1, 101]}, where="eval.toml: metrics[2]")
     assert str(info.value) == (
-        "eval.toml: metrics[2]: geval: score_range must satisfy 0 <= low < high <= 9, got 1-10"
+        "eval.toml: metrics[2]: geval: score_range must satisfy 0 <= low < high <= 100, got 1-101"
     )
     assert not isinstance(info.value, UnknownMetric)
 
@@ -349,15 +358,26 @@ def test_build_metric_names_an_unknown_option() -> None:
 
 
 def test_build_metric_unknown_param_names_it() -> None:
-    with pytest.raises(ConfigError, match=r"^geval: evaluation_params must be test-case fields, got \['answer'\]$"):
+    with pytest.raises(ConfigError, match=r"^geval: evaluation_params must name test-case fields, got \['answer'\]$"):
         build_metric("geval", {"criteria": "c", "evaluation_params": ["answer"]})
 
 
 def test_build_metric_of_an_unknown_kind_lists_the_known_ones() -> None:
     with pytest.raises(UnknownMetric) as info:
         build_metric("nope")
-    assert str(info.value) == "unknown metric 'nope' (known: exact_match, geval)"
+    assert str(info.value) == f"unknown metric 'nope' (known: {', '.join(metric_names())})"
     assert isinstance(info.value, ConfigError)
+
+
+def test_metric_names_are_the_registered_kinds_then_the_presets() -> None:
+    names = metric_names()
+    kinds = [n for n in names if ":" not in n]
+    assert {"exact_match", "geval"} <= set(kinds)
+    assert kinds == sorted(kinds)
+    assert names[len(kinds):] == [
+        "geval:coherence", "geval:consistency", "geval:engagingness", "geval:fluency",
+        "geval:groundedness", "geval:naturalness", "geval:relevance",
+    ]
 
 
 def test_registered_metrics_are_buildable_by_kind() -> None:

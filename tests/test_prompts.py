@@ -117,6 +117,7 @@ def test_the_shipped_score_prompt_renders_with_what_geval_passes() -> None:
         fields={"Input": "What is 2+2?", "Actual Output": "4"},
         criteria="The answer is correct.",
         steps=("Read the input.", "Check the output."),
+        rubric=[],
         parameters="Input and Actual Output",
         low=1,
         high=5,
@@ -127,6 +128,7 @@ def test_the_shipped_score_prompt_renders_with_what_geval_passes() -> None:
     assert user.startswith("Input:\nWhat is 2+2?\n\nActual Output:\n4\n\n---\n")
     assert "Evaluation criteria:\nThe answer is correct.\n" in user
     assert "Evaluation steps:\n1. Read the input.\n2. Check the output.\n" in user
+    assert "Rubric" not in user  # an empty rubric leaves no heading
     assert user.endswith(
         "grade the Input and Actual Output above on a scale from 1 (worst) to 5 (best). "
         "Reply with the score only."
@@ -136,7 +138,11 @@ def test_the_shipped_score_prompt_renders_with_what_geval_passes() -> None:
 def test_the_shipped_score_prompt_needs_every_variable() -> None:
     with pytest.raises(PromptError, match="'low' is undefined"):
         load_prompt("geval/score").render(
-            fields={}, criteria="c", steps=["s"], parameters="Input", high=5
+            fields={}, criteria="c", steps=["s"], rubric=[], parameters="Input", high=5
+        )
+    with pytest.raises(PromptError, match="'rubric' is undefined"):
+        load_prompt("geval/score").render(
+            fields={}, criteria="c", steps=["s"], parameters="Input", low=1, high=5
         )
 
 
@@ -150,6 +156,36 @@ def test_the_shipped_steps_prompt_renders_with_what_geval_passes() -> None:
     assert user.startswith("Criteria for the evaluation:\nThe answer is correct.\n")
     assert f"at most {MAX_STEPS} short, concrete steps" in user
     assert "using only: Input and Actual Output." in user
+
+
+def test_the_shipped_reason_prompt_renders_with_what_geval_passes() -> None:
+    rendered = load_prompt("geval/reason").render(
+        fields={"Input": "What is 2+2?", "Actual Output": "4"},
+        criteria="The answer is correct.",
+        steps=("Read the input.",),
+        rubric=[],
+        parameters="Input and Actual Output",
+        low=1,
+        high=5,
+        score="4.5",
+    )
+    assert rendered.prefill == ""
+    assert [m.role for m in rendered.messages] == ["system", "user"]
+    user = rendered.messages[1].content
+    assert user.startswith("Input:\nWhat is 2+2?\n\nActual Output:\n4\n\n---\n")
+    assert "Evaluation criteria:\nThe answer is correct.\n\nEvaluation steps:\n1. Read the input.\n\n" in user
+    assert user.endswith(
+        "The Input and Actual Output above received the score 4.5 on a scale from 1 to 5. "
+        "In one or two sentences, say why, citing what in the text supports the score.\n"
+        'Answer in JSON: {"reason": "..."}'
+    )
+
+
+def test_the_shipped_reason_prompt_needs_the_score() -> None:
+    with pytest.raises(PromptError, match="'score' is undefined"):
+        load_prompt("geval/reason").render(
+            fields={}, criteria="c", steps=["s"], rubric=[], parameters="Input", low=1, high=5
+        )
 
 
 def test_an_override_file_replaces_the_shipped_prompt(tmp_path: Path) -> None:

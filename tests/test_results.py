@@ -199,9 +199,8 @@ def test_evaluate_returns_results_in_input_order() -> None:
 
 def test_evaluate_with_a_judge_records_its_fingerprint() -> None:
     judge = ScriptedBackend(logprobs=[{"1": math.log(0.5), "2": math.log(0.5)}])
-    report = evaluate(
-        Dataset.from_cases(CASES[:1]), [GEval(evaluation_steps=("x",), score_range=(1, 2))], judge
-    )
+    metric = GEval(evaluation_steps=("x",), score_range=(1, 2), include_reason=False)
+    report = evaluate(Dataset.from_cases(CASES[:1]), [metric], judge)
     assert report.backend == judge.fingerprint
     assert report.cases[0].results[0].score == pytest.approx(0.5, rel=1e-12)
     assert len(judge.requests) == 1

@@ -50,6 +50,9 @@ class DistributionRequest(BaseModel):
 
     ``prefill`` is the start of the assistant's reply (for example ``"Score: "``),
     written into the prompt so the next token is where the answer must be.
+    Candidates may be several tokens long and may begin one another ("1" and
+    "10"): each gets the probability of being the answer *and not a longer
+    candidate* (see :func:`localeval.distribution.exclusive_logprobs`).
     """
 
     model_config = ConfigDict(frozen=True)

@@ -27,7 +27,7 @@ from localeval.backends.base import (
 )
 from localeval.catalog import ModelSpec, file_sha256
 from localeval.chat import ChatFormat, chat_format_for
-from localeval.distribution import renormalize
+from localeval.distribution import exclusive_logprobs, renormalize
 from localeval.errors import BackendError, BackendUnavailable, CandidateError, TruncatedOutput
 from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, parse_reply
 
@@ -147,20 +147,19 @@ class LlamaCppBackend:
     def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
         prompt = self._format.render(request.messages, request.prefill)
         candidates = {c: self._candidate_tokens(c) for c in request.candidates}
-        _check_unambiguous(candidates)
         longest = max(len(t) for t in candidates.values())
         tokens = self._prompt_tokens(prompt, longest)
         with self._lock:
             logprobs, extra = self._score_candidates(tokens, candidates)
         return DistributionReply(
-            distribution=renormalize(logprobs),
+            distribution=renormalize(exclusive_logprobs(logprobs, candidates)),
             usage=Usage(prompt_tokens=len(tokens), completion_tokens=extra),
         )
 
     def _score_candidates(
         self, prompt: list[int], candidates: Mapping[str, list[int]]
     ) -> tuple[dict[str, float], int]:
-        """Each candidate's exact log-probability; multi-token ones read token by token."""
+        """Each candidate's exact sequence log-probability; multi-token ones read token by token."""
         first = self._next_logprobs(prompt)
         logprobs: dict[str, float] = {}
         extra = 0
@@ -230,13 +229,3 @@ class LlamaCppBackend:
             eos_token=self._special_text(self._llm.token_eos()),
         )
 
-
-def _check_unambiguous(candidates: Mapping[str, list[int]]) -> None:
-    """Refuse candidates whose tokens begin another's: P("1") would include P("10")."""
-    for a, ta in candidates.items():
-        for b, tb in candidates.items():
-            if a != b and len(ta) < len(tb) and tb[: len(ta)] == ta:
-                raise CandidateError(
-                    f"candidate {a!r} is a token prefix of {b!r}; its probability would include "
-                    f"{b!r}'s. Use candidates that are not prefixes of one another."
-                )

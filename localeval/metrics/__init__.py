@@ -10,6 +10,8 @@ from localeval.errors import ConfigError, UnknownMetric, first_problem
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.exact_match import ExactMatch
 from localeval.metrics.geval import GEval
+from localeval.metrics.length import OutputLength
+from localeval.metrics.presets import PRESETS, preset_options
 
 _REGISTRY: dict[str, type[Metric]] = {}
 
@@ -20,22 +22,28 @@ def register_metric(cls: type[Metric]) -> type[Metric]:
     return cls
 
 
-for _builtin in (ExactMatch, GEval):
+for _builtin in (ExactMatch, GEval, OutputLength):
     register_metric(_builtin)
 
 
 def metric_names() -> list[str]:
-    return sorted(_REGISTRY)
+    """Every name ``build_metric`` takes: registered kinds and G-Eval presets ('geval:coherence')."""
+    return sorted(_REGISTRY) + [f"geval:{name}" for name in sorted(PRESETS)]
 
 
 def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = "") -> Metric:
-    """A metric of a registered kind; errors name ``where`` (e.g. 'eval.toml: metrics[2]')."""
+    """A metric of a registered kind, or a preset; errors name ``where`` (e.g. 'eval.toml: metrics[2]').
+
+    ``options`` override a preset's: ``build_metric("geval:coherence", {"scoring": "top"})``.
+    """
     prefix = f"{where}: " if where else ""
-    cls = _REGISTRY.get(kind)
-    if cls is None:
+    base, colon, preset = kind.partition(":")
+    preset_defaults = (preset_options(preset) if base == "geval" else None) if colon else {}
+    cls = _REGISTRY.get(base)
+    if cls is None or preset_defaults is None:
         raise UnknownMetric(f"{prefix}unknown metric '{kind}' (known: {', '.join(metric_names())})")
     try:
-        return cls(**(options or {}))
+        return cls(**{**preset_defaults, **(options or {})})
     except ValidationError as err:
         field, message = first_problem(err)
         raise ConfigError(f"{prefix}{kind}{'.' + field if field else ''}: {message}") from err

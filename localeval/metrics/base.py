@@ -46,6 +46,14 @@ class Metric(BaseModel):
         """Test-case fields that must be non-empty for this metric to score."""
         return ()
 
+    def prepare(self, judge: Backend | None) -> Metric:
+        """This metric ready to judge many cases: work shared by all of them done once.
+
+        The default has none. G-Eval writes its evaluation steps here. A run calls
+        it once before the first case; ``measure`` works without it too.
+        """
+        return self
+
     def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
         raise NotImplementedError
 

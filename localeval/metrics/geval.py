@@ -1,27 +1,40 @@
 """G-Eval: criteria → evaluation steps → a probability-weighted score.
 
-The score is the expected value Σ p(s)·s of the judge's distribution over the
-valid scores, read in one forward pass at the position right after the prompt's
-prefill (``Score: ``), renormalized over the valid scores; the covered mass is
-reported beside it. When only criteria are given, the judge first writes the
-evaluation steps as schema-constrained JSON (cached like every judge call).
+Scoring methods, chosen explicitly and recorded in every result:
+
+* ``logprobs`` (default): the expected value Σ p(s)·s of the judge's distribution
+  over the valid scores, read in one forward pass right after the prompt's
+  prefill (``Score: ``), renormalized over the valid scores. The covered mass
+  (what the valid scores had before renormalizing) is reported, and one below
+  ``min_covered_mass`` is an error: the judge was not writing a score there.
+* ``top``: the most likely valid score of the same distribution (the paper's
+  "-Probs" ablation).
+* ``sampling``: the mean of ``samples`` scores sampled at ``temperature`` as
+  schema-constrained JSON, seeds ``seed``, ``seed + 1``, … (so cacheable);
+  fewer than half valid is an error. The fallback for backends without
+  log-probabilities — taken only when ``allow_fallback`` is set, and recorded.
+
+The reason, when asked for, is written by the judge *after* scoring and is
+told the score, so the score never depends on it.
 """
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from localeval.backends.base import Backend, DistributionRequest, JsonRequest
 from localeval.case import CASE_FIELDS, TestCase
-from localeval.distribution import CandidateDistribution, scale_to_unit
-from localeval.errors import BackendError
+from localeval.distribution import scale_to_unit
+from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
 from localeval.metrics.base import Metric, Verdict
-from localeval.prompts import load_prompt
+from localeval.prompts import RenderedPrompt, load_prompt
 
 MAX_STEPS = 8
+MAX_SCORE = 100
 
 STEPS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -36,6 +49,23 @@ STEPS_SCHEMA: dict[str, Any] = {
     "required": ["steps"],
     "additionalProperties": False,
 }
+REASON_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 400}},
+    "required": ["reason"],
+    "additionalProperties": False,
+}
+
+Scoring = Literal["logprobs", "top", "sampling"]
+
+
+class RubricItem(BaseModel):
+    """What an output scoring within ``score_range`` looks like."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    score_range: tuple[int, int]
+    expected_outcome: str
 
 
 class GEval(Metric):
@@ -46,70 +76,191 @@ class GEval(Metric):
 
     criteria: str | None = Field(None, description="What a good output is, in plain words.")
     evaluation_steps: tuple[str, ...] | None = Field(
-        None, description="How to check the criteria; generated from them when absent."
+        None, description="How to check the criteria; generated once per run when absent."
+    )
+    steps_source: Literal["given", "generated"] = Field(
+        "given", description="Set by prepare(); not an option to give."
     )
     evaluation_params: tuple[str, ...] = Field(
         ("input", "actual_output"), description="The test-case fields the judge sees."
     )
-    score_range: tuple[int, int] = Field((1, 5), description="Lowest and highest score.")
+    field_labels: dict[str, str] = Field(
+        default_factory=dict, description="How the prompt names a field, e.g. input -> 'Source Document'."
+    )
+    rubric: tuple[RubricItem, ...] = ()
+    score_range: tuple[int, int] = Field((1, 5), description="Lowest and highest integer score.")
+    strict_mode: bool = Field(
+        False, description="Binary: scores 0/1, result 1 only when 1 is the judge's verdict; threshold 1."
+    )
+    scoring: Scoring = "logprobs"
+    allow_fallback: bool = Field(
+        False, description="Use sampling when the backend has no log-probabilities (recorded)."
+    )
+    min_covered_mass: float = Field(
+        0.1, ge=0.0, le=1.0, description="Below this, a logprobs/top score is an error."
+    )
+    samples: int = Field(20, ge=1, le=200)
+    temperature: float = Field(1.0, gt=0.0)
+    seed: int = 0
+    include_reason: bool = True
     steps_prompt: Path | None = Field(None, description="Your own prompt file for the steps.")
     score_prompt: Path | None = Field(None, description="Your own prompt file for the score.")
+    reason_prompt: Path | None = Field(None, description="Your own prompt file for the reason.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strict(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        try:  # read it as pydantic will: "false" and "0" are False
+            strict = TypeAdapter(bool).validate_python(data.get("strict_mode", False))
+        except ValidationError:
+            return data  # field validation reports it
+        return {**data, "score_range": (0, 1), "threshold": 1.0} if strict else data
 
     @model_validator(mode="after")
     def _check(self) -> GEval:
         if not self.criteria and not self.evaluation_steps:
             raise ValueError("give criteria or evaluation_steps")
-        unknown = [p for p in self.evaluation_params if p not in CASE_FIELDS]
-        if unknown or not self.evaluation_params:
-            raise ValueError(f"evaluation_params must be test-case fields, got {unknown or '[]'}")
+        for option, names in (("evaluation_params", self.evaluation_params), ("field_labels", self.field_labels)):
+            unknown = [p for p in names if p not in CASE_FIELDS]
+            if unknown:
+                raise ValueError(f"{option} must name test-case fields, got {unknown}")
+        if not self.evaluation_params:
+            raise ValueError("evaluation_params must name at least one test-case field")
         low, high = self.score_range
-        if not 0 <= low < high <= 9:
-            # Each score must be one token; "10" begins with "1". Wider ranges need
-            # the multi-token scoring that is still to come.
-            raise ValueError(f"score_range must satisfy 0 <= low < high <= 9, got {low}-{high}")
+        if not 0 <= low < high <= MAX_SCORE:
+            raise ValueError(f"score_range must satisfy 0 <= low < high <= {MAX_SCORE}, got {low}-{high}")
+        for item in self.rubric:
+            a, b = item.score_range
+            if not low <= a <= b <= high:
+                raise ValueError(f"rubric range {a}-{b} is outside score_range {low}-{high}")
         return self
 
     def required_fields(self) -> tuple[str, ...]:
         return self.evaluation_params
 
+    def prepare(self, judge: Backend | None) -> GEval:
+        """This metric with its evaluation steps written, so a run generates them once."""
+        if self.evaluation_steps or judge is None:
+            return self
+        return self.model_copy(
+            update={"evaluation_steps": self._generate_steps(judge), "steps_source": "generated"}
+        )
+
     def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
         if judge is None:
             raise BackendError("G-Eval needs a judge backend")
-        steps, steps_source = self._steps(judge)
+        metric = self.prepare(judge)
+        return metric._judge(case, judge)
+
+    # -- scoring -----------------------------------------------------------------------
+
+    def _judge(self, case: TestCase, judge: Backend) -> Verdict:
+        prompt = self._prompt("geval/score", self.score_prompt, case)
+        method, fallback = self._method(judge)
+        if method == "sampling":
+            raw, evidence = self._sample(prompt, judge)
+        else:
+            raw, evidence = self._distribution(prompt, judge, method)
         low, high = self.score_range
-        prompt = load_prompt("geval/score", self.score_prompt).render(
-            fields={_label(p): _text(case.field_value(p)) for p in self.evaluation_params},
-            criteria=self.criteria or "(see the steps)",
-            steps=steps,
-            parameters=_parameters(self.evaluation_params),
-            low=low,
-            high=high,
-        )
-        scores = {str(s): float(s) for s in range(low, high + 1)}
+        score = float(raw >= 0.5) if self.strict_mode else scale_to_unit(raw, low, high)
+        details = {
+            "method": method,
+            **({"fallback": fallback} if fallback else {}),
+            "raw_score": raw,
+            "score_range": [low, high],
+            **evidence,
+            "evaluation_steps": list(self.evaluation_steps or ()),
+            "steps_source": self.steps_source,
+        }
+        reason = _summary(method, raw, evidence, low, high)
+        if self.include_reason:
+            try:
+                reason = self._reason(case, judge, raw)
+            except (BackendError, PromptError) as err:  # the score stands; say why the reason is missing
+                details["reason_error"] = f"{type(err).__name__}: {err}"
+        return Verdict(score=score, reason=reason, details=details)
+
+    def _method(self, judge: Backend) -> tuple[Scoring, str | None]:
+        if self.scoring == "sampling" or judge.capabilities.distribution:
+            return self.scoring, None
+        if not self.allow_fallback:
+            raise BackendError(
+                f"scoring '{self.scoring}' needs log-probabilities, which this backend "
+                f"({judge.fingerprint.kind}) does not give; set scoring = 'sampling', or "
+                "allow_fallback = true to fall back to it"
+            )
+        return "sampling", f"{self.scoring} -> sampling: the backend gives no log-probabilities"
+
+    def _distribution(self, prompt: RenderedPrompt, judge: Backend, method: Scoring) -> tuple[float, dict[str, Any]]:
+        scores = self._scores()
         reply = judge.candidate_distribution(
             DistributionRequest(messages=prompt.messages, prefill=prompt.prefill, candidates=tuple(scores))
         )
-        expected = reply.distribution.expected_value(scores)
-        return Verdict(
-            score=scale_to_unit(expected, low, high),
-            reason=_reason(reply.distribution, expected, low, high),
-            details={
-                "method": "logprobs",
-                "expected_score": expected,
-                "score_range": [low, high],
-                "distribution": reply.distribution.probabilities,
-                "covered_mass": reply.distribution.covered_mass,
-                "evaluation_steps": list(steps),
-                "steps_source": steps_source,
-            },
+        dist = reply.distribution
+        if dist.covered_mass < self.min_covered_mass:
+            raise BackendError(
+                f"the valid scores covered {dist.covered_mass:.1%} of the judge's probability at the "
+                f"score position (min_covered_mass {self.min_covered_mass:.0%}): the judge was not "
+                "writing a score there; check the prompt and the model's chat format"
+            )
+        raw = dist.expected_value(scores) if method == "logprobs" else scores[dist.most_likely()]
+        evidence = {
+            "expected_score": dist.expected_value(scores),
+            "most_likely_score": scores[dist.most_likely()],
+            "distribution": dist.probabilities,
+            "covered_mass": dist.covered_mass,
+        }
+        return raw, evidence
+
+    def _sample(self, prompt: RenderedPrompt, judge: Backend) -> tuple[float, dict[str, Any]]:
+        low, high = self.score_range
+        schema = {
+            "type": "object",
+            "properties": {"score": {"type": "integer", "enum": list(range(low, high + 1))}},
+            "required": ["score"],
+            "additionalProperties": False,
+        }
+        samples: list[int | None] = []
+        for i in range(self.samples):
+            request = JsonRequest(
+                messages=prompt.messages, json_schema=schema, max_tokens=32,
+                temperature=self.temperature, seed=self.seed + i,
+            )
+            try:
+                samples.append(int(judge.generate_json(request).value["score"]))
+            except (SchemaViolation, TruncatedOutput):
+                samples.append(None)
+        mean = sampled_mean(samples)
+        return mean, {"samples": samples, "temperature": self.temperature}
+
+    def _scores(self) -> dict[str, float]:
+        low, high = self.score_range
+        return {str(s): float(s) for s in range(low, high + 1)}
+
+    # -- prompts -----------------------------------------------------------------------
+
+    def _prompt(self, name: str, override: Path | None, case: TestCase, **extra: Any) -> RenderedPrompt:
+        low, high = self.score_range
+        return load_prompt(name, override).render(
+            fields={self._label(p): _text(case.field_value(p)) for p in self.evaluation_params},
+            criteria=self.criteria or "",
+            steps=self.evaluation_steps or (),
+            rubric=[(r.score_range[0], r.score_range[1], r.expected_outcome) for r in self.rubric],
+            parameters=_parameters([self._label(p) for p in self.evaluation_params]),
+            low=low,
+            high=high,
+            **extra,
         )
 
-    def _steps(self, judge: Backend) -> tuple[tuple[str, ...], str]:
-        if self.evaluation_steps:
-            return self.evaluation_steps, "given"
+    def _label(self, field: str) -> str:
+        return self.field_labels.get(field) or field.replace("_", " ").title()
+
+    def _generate_steps(self, judge: Backend) -> tuple[str, ...]:
         prompt = load_prompt("geval/steps", self.steps_prompt).render(
             criteria=self.criteria,
-            parameters=_parameters(self.evaluation_params),
+            parameters=_parameters([self._label(p) for p in self.evaluation_params]),
             max_steps=MAX_STEPS,
         )
         reply = judge.generate_json(
@@ -118,15 +269,23 @@ class GEval(Metric):
         steps = tuple(s.strip() for s in reply.value["steps"] if s.strip())
         if not steps:
             raise BackendError("the judge wrote no evaluation steps")
-        return steps, "generated"
+        return steps
+
+    def _reason(self, case: TestCase, judge: Backend, raw: float) -> str:
+        prompt = self._prompt("geval/reason", self.reason_prompt, case, score=f"{raw:.2f}".rstrip("0").rstrip("."))
+        reply = judge.generate_json(JsonRequest(messages=prompt.messages, json_schema=REASON_SCHEMA, max_tokens=256))
+        return str(reply.value["reason"]).strip()
 
 
-def _label(field: str) -> str:
-    return field.replace("_", " ").title()
+def sampled_mean(samples: list[int | None]) -> float:
+    """The mean of the valid samples; an error when fewer than half are valid."""
+    valid = [s for s in samples if s is not None]
+    if not samples or len(valid) * 2 < len(samples):
+        raise BackendError(f"only {len(valid)} of {len(samples)} sampled scores were valid")
+    return statistics.fmean(valid)
 
 
-def _parameters(params: tuple[str, ...]) -> str:
-    labels = [_label(p) for p in params]
+def _parameters(labels: list[str]) -> str:
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
@@ -136,9 +295,12 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _reason(dist: CandidateDistribution, expected: float, low: int, high: int) -> str:
+def _summary(method: str, raw: float, evidence: dict[str, Any], low: int, high: int) -> str:
+    if method == "sampling":
+        valid = [s for s in evidence["samples"] if s is not None]
+        return f"Mean of {len(valid)} valid sampled scores: {raw:.2f} on {low}-{high}."
     return (
-        f"Expected score {expected:.2f} on {low}-{high} (most likely {dist.most_likely()}, "
-        f"p={dist.probabilities[dist.most_likely()]:.2f}; the scores covered "
-        f"{dist.covered_mass:.0%} of the judge's probability)."
+        f"{'Expected' if method == 'logprobs' else 'Most likely'} score {raw:.2f} on {low}-{high} "
+        f"(the valid scores covered {evidence['covered_mass']:.0%} of the judge's probability)."
     )
+
