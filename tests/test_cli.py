@@ -50,7 +50,9 @@ def test_example_run_is_reproducible_and_the_rerun_makes_no_model_calls(env, tmp
     assert scores(a) == scores(b)
     assert a["stats"]["model_calls"] > 0
     assert b["stats"]["model_calls"] == 0
-    assert b["stats"]["cache_hits"] == 3 * 6  # two G-Evals' scores + conciseness' steps per case
+    # per case: two G-Eval scores and two reasons; once per run: conciseness' steps
+    assert b["stats"]["cache_hits"] == 4 * 6 + 1
+    assert a["stats"]["model_calls"] == 4 * 6 + 1
     assert b["backend"]["model_sha256"] == a["backend"]["model_sha256"]
 
 
@@ -159,7 +161,7 @@ def test_models_list_shows_the_default_model_present(env):
 def test_cache_info_and_clear(env, tmp_path):
     localeval("run", "-c", str(EXAMPLE), env=env)
     info = localeval("cache", "info", env=env)
-    assert "14 entries" in info.stdout  # 13 distinct judge calls + the model file's sha256
+    assert "26 entries" in info.stdout  # 25 distinct judge calls + the model file's sha256
     cleared = localeval("cache", "clear", env=env)
-    assert "removed 14 entries" in cleared.stdout
+    assert "removed 26 entries" in cleared.stdout
     assert "0 entries" in localeval("cache", "info", env=env).stdout
