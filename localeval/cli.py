@@ -82,6 +82,38 @@ def run(
     raise typer.Exit(result)
 
 
+@app.command("meta-eval")
+def meta_eval(
+    data: Annotated[Path, typer.Argument(help="JSON or JSONL file of records with human scores.")],
+    metric: Annotated[str, typer.Option("--metric", "-m", help="The metric to check, e.g. geval:coherence.")],
+    human: Annotated[str, typer.Option(help="Key path of the human score, e.g. scores.coherence.")],
+    field: Annotated[Optional[list[str]], typer.Option("--field", help="FIELD=KEY.PATH, e.g. input=source; repeatable.")] = None,
+    method: Annotated[Optional[list[str]], typer.Option("--method", help="A scoring method (logprobs, top, sampling); repeatable.")] = None,
+    group: Annotated[Optional[str], typer.Option(help="Key path of the group for summary-level correlation, e.g. doc_id.")] = None,
+    limit: Annotated[Optional[int], typer.Option(help="Only the first N records.")] = None,
+    metric_option: Annotated[Optional[list[str]], typer.Option("--metric-option", help="KEY=VALUE (JSON, or else text); repeatable.")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write every item's scores here (JSONL).")] = None,
+    report: Annotated[Optional[Path], typer.Option(help="Write the correlations here (JSON).")] = None,
+    model: Annotated[Optional[str], typer.Option(help="Judge model: a name from `models list` or a .gguf path.")] = None,
+    threads: Annotated[Optional[int], typer.Option(help="CPU threads for the judge.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Optional[Path], typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+) -> None:
+    """Measure how well a metric agrees with human scores (Pearson, Spearman, Kendall).
+
+    Exit codes: 0 done; 3 done, but the judge could not score some items (they are
+    counted and left out); 2 bad usage or input.
+    """
+    from localeval import session
+
+    settings = session.meta_eval_settings_from_cli(
+        data=data, metric=metric, methods=method, fields=field, human=human, group=group,
+        limit=limit, metric_options=metric_option, items_out=out, report=report, model=model,
+        threads=threads, no_cache=no_cache, cache_dir=cache_dir,
+    )
+    raise typer.Exit(session.meta_eval(settings, _paths(), _out(), _err()))
+
+
 @models_app.command("list")
 def models_list() -> None:
     """Show the known models and whether each is on this machine."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -11,6 +12,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from localeval.results import MetricResult, RunReport
+
+if TYPE_CHECKING:
+    from localeval.alignment import Correlations
+    from localeval.metaeval import MetaEvalReport
 
 #: Beyond this many cases the table lists only those that failed or errored.
 MAX_ROWS = 50
@@ -82,3 +87,57 @@ def print_errors(console: Console, report: RunReport) -> None:
             if r.errored:
                 where = escape(str(case.location or case.index + 1))
                 console.print(f"[yellow]{where}[/] {escape(r.metric)}: {escape(r.error or '')}")
+
+
+def print_alignment(console: Console, report: MetaEvalReport) -> None:
+    """Each scoring method's correlations with the human scores: pooled, then summary-level."""
+    pooled = _alignment_table(f"Agreement with {escape(report.human)}, pooled", ["items", "errored"])
+    for m in report.methods:
+        c = m.pooled
+        pooled.add_row(escape(m.method), str(c.items), str(m.errored), *_coefficients(c))
+    console.print(pooled)
+    group = escape(report.group or "")
+    if report.group is not None:
+        summary = _alignment_table(f"Summary-level, per {group}", ["groups", "items"])
+        for m in report.methods:
+            if m.summary_level is not None:
+                c = m.summary_level
+                summary.add_row(escape(m.method), str(c.groups), str(c.items), *_coefficients(c))
+        console.print(summary)
+    console.print(
+        f"{report.records} records of {escape(report.data)}, metric {escape(report.metric)}. "
+        "r: Pearson, ρ: Spearman, τ: Kendall τ-b."
+        + (f" Summary-level: correlated within each {group}, averaged over those with 2+ "
+           "items where neither side is constant." if report.group is not None else ""),
+        highlight=False,
+    )
+    correlations = [c for m in report.methods for c in (m.pooled, m.summary_level) if c is not None]
+    if any(c.spearman is None for c in correlations):
+        console.print(
+            "-: undefined: fewer than two scored items, or the judge's or the humans' scores do "
+            f"not vary{f' (summary-level: in any {group})' if report.group is not None else ''}.",
+            highlight=False,
+        )
+
+
+def _alignment_table(title: str, counts: list[str]) -> Table:
+    table = Table(title=title)
+    for column in ("method", *counts, "r", "ρ", "τ"):
+        table.add_column(column, justify="left" if column == "method" else "right")
+    return table
+
+
+def _coefficients(c: Correlations) -> list[str]:
+    return ["-" if v is None else f"{v:.3f}" for v in (c.pearson, c.spearman, c.kendall)]
+
+
+def print_item_errors(console: Console, report: MetaEvalReport, limit: int = 5) -> None:
+    """The first few items each method could not score, and how many more there were."""
+    for m in report.methods:
+        failed = [item for item in report.items if item.method == m.method and item.error]
+        for item in failed[:limit]:
+            where = escape(f"{report.data}:{item.line}")
+            console.print(f"[yellow]{where}[/] {escape(m.method)}: {escape(item.error or '')}")
+        if len(failed) > limit:
+            console.print(f"{escape(m.method)}: {len(failed) - limit} more items could not be scored")
+

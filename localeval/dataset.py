@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import itertools
 import json
 import os
 import re
@@ -26,7 +27,7 @@ from pydantic import ValidationError
 from localeval.case import CASE_FIELDS, LIST_FIELDS, TestCase
 from localeval.errors import DatasetError
 
-__all__ = ["Dataset", "Format", "UnknownFields"]
+__all__ = ["Dataset", "Format", "UnknownFields", "read_records"]
 
 Format = Literal["jsonl", "json", "csv"]
 UnknownFields = Literal["error", "metadata", "ignore"]
@@ -129,6 +130,27 @@ class Dataset:
             else:
                 text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         _write_atomically(name, text)
+
+
+def read_records(
+    path: str | os.PathLike[str],
+    *,
+    format: Literal["jsonl", "json"] | None = None,
+    limit: int | None = None,
+) -> list[tuple[int, _Record]]:
+    """The raw objects of a JSONL or JSON-list file, each with the line where it starts.
+
+    Nothing is validated beyond "a JSON object": for files whose records are not
+    test cases (human judgments, say). ``limit`` stops after the first ``limit``
+    records, so a syntax error further on does not matter.
+    """
+    name = os.fspath(path)
+    fmt = _format(name, format)
+    if fmt == "csv":
+        raise DatasetError("records are read from JSON or JSONL, not CSV", path=name)
+    text = _read_text(name)
+    records = _json_records(text, name) if fmt == "json" else _jsonl_records(text, name)
+    return list(itertools.islice(records, limit))
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
-"""One ``localeval run``: merge config and options, load what is needed, evaluate, report."""
+"""The glue of ``localeval run`` and ``localeval meta-eval``: merge options, load what is needed, report."""
 
 from __future__ import annotations
 
+import json
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -11,10 +14,17 @@ from rich.console import Console
 from localeval.backends.base import Backend
 from localeval.cache import CachedBackend, open_cache
 from localeval.catalog import ModelCatalog
-from localeval.config import RunConfig
-from localeval.console import print_errors, print_report, progress_bar
+from localeval.config import BackendConfig, CacheConfig, RunConfig
+from localeval.console import (
+    print_alignment,
+    print_errors,
+    print_item_errors,
+    print_report,
+    progress_bar,
+)
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError, first_problem
+from localeval.metaeval import JudgmentSpec, load_judgments, meta_evaluate, metric_variants
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.results import RunReport
@@ -71,13 +81,7 @@ def settings_from_cli(
 
 
 def _mapping(pairs: list[str]) -> dict[str, str]:
-    mapping = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key or not value:
-            raise ConfigError(f"--map takes FILE_KEY=FIELD, got {pair!r}")
-        mapping[key] = value
-    return mapping
+    return _pairs(pairs, "--map", "FILE_KEY=FIELD")
 
 
 def run(config: RunConfig, paths: Paths, out: Console, err: Console) -> int:
@@ -94,7 +98,8 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console) -> int:
     metrics = config.build_metrics()
     check_inputs(dataset, metrics)
     with ExitStack() as stack:
-        judge = _judge(config, paths, stack, err) if any(m.needs_judge for m in metrics) else None
+        needed = any(m.needs_judge for m in metrics)
+        judge = _judge(config.backend, config.cache, paths, stack, err) if needed else None
         with progress_bar(err, len(dataset) * len(metrics)) as advance:
             report = evaluate(
                 dataset, metrics, judge,
@@ -109,16 +114,19 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console) -> int:
     return _exit_code(report)
 
 
-def _judge(config: RunConfig, paths: Paths, stack: ExitStack, err: Console) -> Backend:
+def _judge(
+    backend_config: BackendConfig, cache: CacheConfig, paths: Paths, stack: ExitStack, err: Console
+) -> Backend:
+    """The judge model, loaded, behind the cache unless it is off; closed when ``stack`` is."""
     from localeval.backends.llamacpp import LlamaCppBackend
 
-    spec, model_path = ModelCatalog(paths.home).resolve(config.backend.model)
+    spec, model_path = ModelCatalog(paths.home).resolve(backend_config.model)
     store = None
-    if config.cache.enabled:
-        store = stack.enter_context(open_cache(config.cache.dir or paths.cache))
+    if cache.enabled:
+        store = stack.enter_context(open_cache(cache.dir or paths.cache))
     with err.status(f"loading {spec.name}"):
         backend = LlamaCppBackend(
-            model_path, spec, config.backend.llamacpp_options(), sha256_memo=store
+            model_path, spec, backend_config.llamacpp_options(), sha256_memo=store
         )
     stack.callback(backend.close)
     return CachedBackend(backend, store) if store is not None else backend
@@ -130,4 +138,106 @@ def _exit_code(report: RunReport) -> int:
     return EXIT_FAILED if report.any_failed else EXIT_OK
 
 
-__all__ = ["run", "settings_from_cli", "Metric"]
+# -- localeval meta-eval -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MetaEvalSettings:
+    """What ``localeval meta-eval`` was asked to do, checked."""
+
+    data: Path
+    metric: str
+    options: dict[str, Any]
+    methods: list[str]
+    spec: JudgmentSpec
+    backend: BackendConfig
+    cache: CacheConfig
+    items_out: Path | None = None
+    report: Path | None = None
+
+
+def meta_eval_settings_from_cli(
+    *,
+    data: Path,
+    metric: str,
+    methods: list[str] | None,
+    fields: list[str] | None,
+    human: str,
+    group: str | None,
+    limit: int | None,
+    metric_options: list[str] | None,
+    items_out: Path | None,
+    report: Path | None,
+    model: str | None,
+    threads: int | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+) -> MetaEvalSettings:
+    """The command line's options, parsed and checked; a problem is a one-line ``ConfigError``."""
+    backend_options = {k: v for k, v in {"model": model, "n_threads": threads}.items() if v is not None}
+    try:
+        backend = BackendConfig.model_validate(backend_options)
+    except ValidationError as error:
+        where, message = first_problem(error)
+        raise ConfigError(f"command line: backend.{where}: {message}") from error
+    return MetaEvalSettings(
+        data=data,
+        metric=metric,
+        options={
+            k: _option_value(v)
+            for k, v in _pairs(metric_options or [], "--metric-option", "KEY=VALUE").items()
+        },
+        methods=list(methods or []),
+        spec=JudgmentSpec(
+            fields=_pairs(fields or [], "--field", "FIELD=KEY.PATH"), human=human, group=group, limit=limit
+        ),
+        backend=backend,
+        cache=CacheConfig(enabled=not no_cache, dir=cache_dir),
+        items_out=items_out,
+        report=report,
+    )
+
+
+def meta_eval(settings: MetaEvalSettings, paths: Paths, out: Console, err: Console) -> int:
+    """Correlate the metric's scores with the human scores and print them; returns the exit code."""
+    judgments = load_judgments(settings.data, settings.spec)
+    metrics = [m for _, m in metric_variants(settings.metric, settings.options, settings.methods)]
+    check_inputs(judgments.dataset, metrics)  # before loading a model
+    with ExitStack() as stack:
+        needed = any(m.needs_judge for m in metrics)
+        judge = _judge(settings.backend, settings.cache, paths, stack, err) if needed else None
+        with progress_bar(err, len(judgments.dataset) * len(metrics)) as advance:
+            report = meta_evaluate(
+                judgments, settings.metric, settings.options, settings.methods, judge,
+                on_result=lambda _, result: advance(result),
+            )
+    print_alignment(out, report)
+    print_item_errors(err, report)
+    if settings.items_out is not None:
+        report.save_items(settings.items_out)
+        out.print(f"Items: {settings.items_out}")
+    if settings.report is not None:
+        report.save(settings.report)
+        out.print(f"Report: {settings.report}")
+    return EXIT_ERRORED if any(m.errored for m in report.methods) else EXIT_OK
+
+
+def _pairs(pairs: list[str], option: str, shape: str) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise ConfigError(f"{option} takes {shape}, got {pair!r}")
+        mapping[key] = value
+    return mapping
+
+
+def _option_value(text: str) -> Any:
+    """A metric option's value: JSON where it parses (5, true, [1,3]), else the text itself."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+__all__ = ["MetaEvalSettings", "meta_eval", "meta_eval_settings_from_cli", "run", "settings_from_cli", "Metric"]
