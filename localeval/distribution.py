@@ -17,7 +17,9 @@ class CandidateDistribution(BaseModel):
     something else there, and the renormalized numbers mean little.
     """
 
-    model_config = ConfigDict(frozen=True)
+    # A candidate outside a server's top-k has log-probability -inf: keep it -inf
+    # through JSON (as "-Infinity"), so cached and reported distributions round-trip.
+    model_config = ConfigDict(frozen=True, ser_json_inf_nan="strings")
 
     probabilities: dict[str, float]
     logprobs: dict[str, float]

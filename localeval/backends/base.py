@@ -110,6 +110,10 @@ class Capabilities(BaseModel):
     max_top_logprobs: int | None = Field(
         None, description="Cap on log-probabilities per position; None when unlimited."
     )
+    notes: dict[str, str] = Field(
+        default_factory=dict,
+        description="Why a capability is missing or limited, by capability name (for people, not code).",
+    )
 
 
 class Fingerprint(BaseModel):

@@ -1,0 +1,236 @@
+"""The HTTP layer every server backend shares: timeouts, retries, bounded concurrency, clear errors.
+
+One synchronous code path on :class:`httpx.Client`: the runner's threads share
+one backend, and a semaphore bounds how many requests reach the server at once
+(a local server usually works on one or a few requests at a time; more only
+queue there, where a client timeout cannot see them).
+
+Retried, with exponential backoff and within both ``max_attempts`` and
+``retry_deadline``: HTTP 429 and 5xx (honouring ``Retry-After``), refused or
+dropped connections, and connect timeouts. A *read* timeout is retried only
+when ``retry_timeouts`` is set: the server accepted the request and may still
+be working on it, so a retry would queue behind the abandoned request.
+
+Secrets (the API key, a password in the URL) are sent in headers only and are
+masked in every message this module writes; URLs are shown without userinfo.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, Self
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localeval.errors import BackendError, BackendUnavailable, ConfigError, first_problem
+
+#: Characters of a response body quoted in an error message.
+BODY_EXCERPT = 300
+MASK = "***"
+
+
+class HttpOptions(BaseModel):
+    """Timeouts, retries and concurrency of an HTTP backend."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout: float = Field(
+        600.0, gt=0, description="Seconds to wait for a reply; a CPU judge reading a long prompt is slow."
+    )
+    connect_timeout: float = Field(5.0, gt=0, description="Seconds to wait for a connection.")
+    max_attempts: int = Field(4, ge=1, description="Tries per request, the first included.")
+    backoff: float = Field(0.5, ge=0, description="Seconds before the first retry; doubles each retry.")
+    max_backoff: float = Field(8.0, ge=0, description="Cap on one backoff delay (Retry-After may ask more).")
+    retry_deadline: float = Field(
+        120.0, ge=0, description="No retry starts later than this many seconds after the first attempt."
+    )
+    retry_timeouts: bool = Field(
+        False, description="Retry a request whose reply timed out (the server may still be busy with it)."
+    )
+    max_concurrency: int = Field(4, ge=1, description="Requests in flight at once, over all threads.")
+
+    @classmethod
+    def parse(cls, backend: str, options: dict[str, Any]) -> Self:
+        """``options`` validated; a :class:`ConfigError` naming the backend and the option otherwise."""
+        try:
+            return cls(**options)
+        except ValidationError as err:
+            field, message = first_problem(err)
+            raise ConfigError(f"{backend} backend option {field}: {message}") from err
+
+
+class HttpStatusError(BackendError):
+    """The server answered with an HTTP error status."""
+
+    def __init__(self, url: str, status: int, body: str, attempts: int = 1) -> None:
+        self.url = url
+        self.status = status
+        self.body = body
+        tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+        super().__init__(f"{url} answered HTTP {status}{tries}: {body!r}")
+
+    @property
+    def retryable(self) -> bool:
+        """429 (too many requests) and 5xx are worth another try."""
+        return self.status == 429 or self.status >= 500
+
+
+def display_url(url: str) -> str:
+    """``url`` without userinfo or query string: what messages and fingerprints may show."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (so a file path the server reports is ours too)."""
+    return (urlsplit(url).hostname or "") in ("localhost", "127.0.0.1", "::1")
+
+
+class HttpClient:
+    """JSON over HTTP to one server, with retries; safe to share between threads."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        options: HttpOptions | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.options = options or HttpOptions()
+        self.base_url = base_url.rstrip("/")
+        self.shown_url = display_url(self.base_url)
+        password = urlsplit(base_url).password
+        self._secrets = tuple(s for s in (api_key, password) if s)
+        self._client = httpx.Client(
+            transport=transport,
+            timeout=httpx.Timeout(self.options.timeout, connect=self.options.connect_timeout),
+            headers={"Authorization": f"Bearer {api_key}"} if api_key else None,
+        )
+        self._slots = threading.BoundedSemaphore(self.options.max_concurrency)
+        self._sleep = sleep
+        self._clock = clock
+
+    def __repr__(self) -> str:
+        return f"HttpClient({self.shown_url!r})"
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def get(self, path: str, *, retry_on_status: bool = True) -> Any:
+        """GET ``path`` (relative to the base URL, or absolute) and return the decoded JSON."""
+        return self.request("GET", path, retry_on_status=retry_on_status)
+
+    def post(self, path: str, body: dict[str, Any], *, retry_on_status: bool = True) -> Any:
+        """POST ``body`` as JSON and return the decoded JSON reply."""
+        return self.request("POST", path, body, retry_on_status=retry_on_status)
+
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, *, retry_on_status: bool = True
+    ) -> Any:
+        """Send with retries; raise :class:`BackendUnavailable`, :class:`HttpStatusError` or
+        :class:`BackendError` with the URL when no usable reply comes back.
+
+        ``retry_on_status=False`` raises an error status at once (a caller probing
+        what the server supports); transport failures are still retried.
+        """
+        url = path if "://" in path else self.base_url + path
+        deadline = self._clock() + self.options.retry_deadline
+        attempt = 0
+        while True:
+            attempt += 1
+            outcome, retry_after = self._attempt(method, url, body, attempt)
+            if isinstance(outcome, _Reply):
+                return outcome.value
+            failure = outcome
+            retryable = _retryable(failure, self.options.retry_timeouts) and (
+                retry_on_status or not isinstance(failure, HttpStatusError)
+            )
+            delay = max(min(self.options.backoff * 2 ** (attempt - 1), self.options.max_backoff), retry_after)
+            if not retryable or attempt >= self.options.max_attempts or self._clock() + delay > deadline:
+                raise self._final_error(failure, url, attempt)
+            self._sleep(delay)
+
+    def _attempt(
+        self, method: str, url: str, body: dict[str, Any] | None, attempt: int
+    ) -> tuple[_Reply | HttpStatusError | httpx.TransportError, float]:
+        try:
+            with self._slots:
+                response = self._client.request(method, url, json=body)
+        except httpx.TransportError as err:
+            return err, 0.0
+        if response.status_code >= 400:
+            error = HttpStatusError(display_url(url), response.status_code, self.excerpt(response.text), attempt)
+            return error, _retry_after(response)
+        try:
+            return _Reply(response.json()), 0.0
+        except ValueError as err:
+            raise BackendError(
+                f"{display_url(url)} answered HTTP {response.status_code} with a body that is not JSON: "
+                f"{self.excerpt(response.text)!r}"
+            ) from err
+
+    def _final_error(
+        self, failure: HttpStatusError | httpx.TransportError, url: str, attempts: int
+    ) -> BackendError:
+        shown = display_url(url)
+        if isinstance(failure, HttpStatusError):
+            return failure
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        reason = self.mask(str(failure) or type(failure).__name__)
+        if isinstance(failure, (httpx.ConnectError, httpx.ConnectTimeout)):
+            return BackendUnavailable(f"cannot connect to {shown}{tries}: {reason}; is the server running?")
+        if isinstance(failure, httpx.TimeoutException):
+            return BackendError(f"{shown}: no reply within {self.options.timeout:g} s{tries}")
+        return BackendUnavailable(f"{shown}: the connection failed{tries}: {reason}")
+
+    def mask(self, text: str) -> str:
+        """``text`` with every secret of this client replaced by ``***``."""
+        return _mask(text, self._secrets)
+
+    def excerpt(self, text: str) -> str:
+        """At most :data:`BODY_EXCERPT` characters of a response body, secrets masked."""
+        masked = self.mask(text)
+        return masked if len(masked) <= BODY_EXCERPT else masked[:BODY_EXCERPT] + "…"
+
+
+class _Reply:
+    """A decoded JSON reply (a class, so an attempt's outcome is told apart by type)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+def _retryable(failure: HttpStatusError | httpx.TransportError, retry_timeouts: bool) -> bool:
+    if isinstance(failure, HttpStatusError):
+        return failure.retryable
+    if isinstance(failure, (httpx.ReadTimeout, httpx.WriteTimeout)):
+        return retry_timeouts
+    # Refused or dropped connections, connect and pool timeouts; not protocol misuse.
+    return not isinstance(failure, (httpx.UnsupportedProtocol, httpx.LocalProtocolError))
+
+
+def _retry_after(response: httpx.Response) -> float:
+    if response.status_code not in (429, 503):
+        return 0.0
+    try:
+        return max(0.0, float(response.headers.get("retry-after", "0")))
+    except ValueError:  # an HTTP date: rare from local servers; use the backoff instead
+        return 0.0
+
+
+def _mask(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, MASK)
+    return text

@@ -1,0 +1,338 @@
+"""Judging through an OpenAI-compatible server: LM Studio, vLLM, llama.cpp's servers, Ollama's /v1.
+
+JSON generation sends the schema in the ``response_format`` dialect the server
+accepts and always validates the reply. Servers differ (../shared/FACTS.md):
+llama-cpp-python's server answers HTTP 500 to ``json_schema``; vLLM accepts
+``json_object`` with a schema but ignores the schema. So ``auto`` tries
+``json_schema`` first and falls back to ``json_object`` + schema only when the
+server says it does not support it, and remembers the choice.
+
+Score distributions come from ``logprobs``/``top_logprobs`` (see
+:mod:`localeval.backends.scan` for how the prefill reaches the model and how
+the score position is found in the returned tokens).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, MutableMapping
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+from pydantic import Field
+
+from localeval.backends.base import (
+    Capabilities,
+    DistributionReply,
+    DistributionRequest,
+    Fingerprint,
+    JsonReply,
+    JsonRequest,
+    Usage,
+)
+from localeval.backends.http import HttpClient, HttpOptions, HttpStatusError, is_loopback
+from localeval.backends.scan import (
+    PrefillMode,
+    ScoredToken,
+    position_capabilities,
+    prefill_grammar,
+    prefill_messages,
+    read_distribution,
+    require_single_characters,
+)
+from localeval.catalog import file_sha256
+from localeval.errors import BackendError, BackendUnavailable, ConfigError, TruncatedOutput
+from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, parse_reply
+
+StructuredOutput = Literal["auto", "json_schema", "json_object"]
+
+#: Where each server listens by default, and what it is known to support.
+PRESETS: dict[str, dict[str, Any]] = {
+    "lmstudio": {"base_url": "http://localhost:1234/v1", "prefill": "instruction"},
+    "vllm": {"base_url": "http://localhost:8000/v1", "prefill": "continue", "structured_output": "json_schema"},
+    # cache_prompt off: a reused prompt prefix shifts llama.cpp's logprobs (by up to 0.006 in a
+    # G-Eval score, measured), so a score would depend on the request before it.
+    "llama-server": {"base_url": "http://localhost:8080/v1", "prefill": "continue",
+                     "extra_body": {"cache_prompt": False}},
+    "llama-cpp-python": {
+        "base_url": "http://localhost:8000/v1", "prefill": "grammar", "structured_output": "json_object",
+    },
+    "ollama-openai": {"base_url": "http://localhost:11434/v1", "prefill": "continue"},
+}
+
+
+class OpenAICompatOptions(HttpOptions):
+    """Settings of an OpenAI-compatible backend (the HTTP ones included)."""
+
+    structured_output: StructuredOutput = Field("auto", description="The response_format dialect.")
+    prefill: PrefillMode = Field("instruction", description="How the model is made to write the prefill.")
+    top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per position; vLLM caps it at 20.")
+    scan_tokens: int = Field(16, ge=1, description="Tokens generated, beyond the prefill, to reach the score.")
+    max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="Server-specific fields added to every chat request."
+    )
+
+
+class OpenAICompatBackend:
+    """A judge model behind ``POST {base_url}/chat/completions``. Safe to share between threads."""
+
+    kind = "openai-compatible"
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        sha256_memo: MutableMapping[str, str] | None = None,
+        **options: Any,
+    ) -> None:
+        """Connect and identify the model; :class:`BackendUnavailable` when the server is down.
+
+        ``model`` may be left out when the server serves exactly one.
+        """
+        self.options = OpenAICompatOptions.parse(self.kind, options)
+        self._http = HttpClient(base_url, api_key=api_key, options=self.options, transport=transport, sleep=sleep)
+        configured = self.options.structured_output
+        self._dialect: str | None = None if configured == "auto" else configured
+        self._notes: dict[str, str] = {}
+        self._probed = False
+        self._lock = threading.Lock()
+        try:
+            self.model, self._fingerprint = self._identify(model, sha256_memo)
+        except BaseException:
+            self._http.close()  # nobody else can: the object is never returned
+            raise
+
+    @classmethod
+    def preset(cls, name: str, model: str | None = None, **overrides: Any) -> OpenAICompatBackend:
+        """A backend for a known server (``PRESETS``): its default URL and settings, then ``overrides``."""
+        if name not in PRESETS:
+            raise ConfigError(f"unknown OpenAI-compatible preset {name!r} (known: {', '.join(PRESETS)})")
+        settings = {**PRESETS[name], **overrides}
+        return cls(settings.pop("base_url"), model, **settings)
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatBackend({self._http.shown_url!r}, model={self.model!r})"
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._http.close()
+
+    @property
+    def structured_dialect(self) -> str | None:
+        """The response_format dialect in use; None until ``auto`` has decided."""
+        return self._dialect
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What the server supports; log-probabilities are probed once, on first access."""
+        self._probe_logprobs()
+        return position_capabilities(self._notes, self.options.top_logprobs)
+
+    @property
+    def fingerprint(self) -> Fingerprint:
+        return self._fingerprint
+
+    # -- JSON generation ---------------------------------------------------------------
+
+    def generate_json(self, request: JsonRequest) -> JsonReply:
+        schema = bound_arrays(request.json_schema, self.options.max_items)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if request.seed is not None:
+            body["seed"] = request.seed
+        reply = self._post_structured(body, schema)
+        choice, usage = self._choice(reply), _usage(reply)
+        finish = str(choice.get("finish_reason") or "stop")
+        if finish == "length":
+            raise TruncatedOutput(
+                f"generation stopped by 'length' after {usage.completion_tokens} tokens "
+                f"(max_tokens={request.max_tokens})"
+            )
+        text = (choice.get("message") or {}).get("content")
+        if not isinstance(text, str):
+            raise BackendError(f"{self._http.shown_url}: the reply has no message content ({finish=})")
+        return JsonReply(value=parse_reply(text, schema), text=text, finish_reason=finish, usage=usage)
+
+    def _post_structured(self, body: dict[str, Any], schema: dict[str, Any]) -> Any:
+        if self._dialect is not None:
+            return self._post({**body, "response_format": _response_format(self._dialect, schema)})
+        first = {**body, "response_format": _response_format("json_schema", schema)}
+        try:
+            reply = self._post(first, retry_on_status=False)
+        except HttpStatusError as err:
+            if _rejects_json_schema(err):
+                self._dialect = "json_object"
+                return self._post({**body, "response_format": _response_format("json_object", schema)})
+            if not err.retryable:
+                raise
+            return self._post(first)  # an ordinary failure: retry it, decide the dialect later
+        self._dialect = "json_schema"
+        return reply
+
+    # -- Candidate distributions -------------------------------------------------------
+
+    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
+        require_single_characters(request.candidates, self.kind)
+        if not self.capabilities.distribution:
+            raise BackendError(f"{self._http.shown_url}: no log-probabilities: {self._notes['distribution']}")
+        mode = self.options.prefill
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": prefill_messages(request.messages, request.prefill, mode),
+            "max_tokens": self.options.scan_tokens + (0 if mode == "continue" else len(request.prefill)),
+            "temperature": 0.0,
+            "seed": 0,
+            "logprobs": True,
+            "top_logprobs": self.options.top_logprobs,
+        }
+        if mode == "grammar":
+            body["grammar"] = prefill_grammar(request.prefill, request.candidates)
+        if mode == "continue" and request.prefill:
+            # vLLM's switches; llama-server and Ollama continue a final assistant message anyway.
+            body.update(continue_final_message=True, add_generation_prompt=False)
+        reply = self._post(body)
+        stream = _token_stream(self._choice(reply))
+        if stream is None:
+            self._notes["distribution"] = "the server returned no log-probabilities (logprobs is null)"
+            raise BackendError(f"{self._http.shown_url}: {self._notes['distribution']}")
+        tokens = [ScoredToken.from_json(item) for item in stream]
+        preceding = request.prefill if mode == "continue" else ""
+        distribution = read_distribution(tokens, request.prefill, request.candidates, preceding)
+        return DistributionReply(distribution=distribution, usage=_usage(reply))
+
+    def _probe_logprobs(self) -> None:
+        with self._lock:
+            if self._probed:
+                return
+            body = {
+                "model": self.model,
+                "messages": [{"role": "user", "content": "Reply with OK."}],
+                "max_tokens": 1, "temperature": 0.0, "logprobs": True, "top_logprobs": self.options.top_logprobs,
+            }
+            try:
+                reply = self._post(body, retry_on_status=False)
+            except HttpStatusError as err:
+                if err.status >= 500 and "logprob" not in err.body.lower():
+                    raise
+                self._notes["distribution"] = f"the server rejects log-probability requests: {err}"
+            else:
+                if _token_stream(self._choice(reply)) is None:
+                    self._notes["distribution"] = "the server returned no log-probabilities (logprobs is null)"
+            self._probed = True
+
+    # -- identity ----------------------------------------------------------------------
+
+    def _identify(self, model: str | None, memo: MutableMapping[str, str] | None) -> tuple[str, Fingerprint]:
+        model, entry = self._served(model)
+        origin = urlunsplit(urlsplit(self._http.base_url)[:2] + ("", "", ""))
+        props, version = self._optional(origin + "/props"), self._optional(origin + "/version")
+        path = props.get("model_path") if isinstance(props, dict) else None
+        return model, Fingerprint(
+            kind=self.kind,
+            model=model,
+            model_sha256=self._local_sha256(path or model, memo),
+            runtime=_runtime(props, version, entry),
+            settings={
+                "base_url": self._http.shown_url,
+                "structured_output": self.options.structured_output,
+                "prefill": self.options.prefill,
+                "top_logprobs": self.options.top_logprobs,
+                "max_items": self.options.max_items,
+                "extra_body": self.options.extra_body,
+            },
+        )
+
+    def _served(self, model: str | None) -> tuple[str, dict[str, Any]]:
+        """The model to use and its entry in ``GET /models``: the one named, or the only one."""
+        listing = self._list(self._http.get("/models"), "data")
+        served = {m["id"]: m for m in listing if isinstance(m, dict) and "id" in m}
+        if model is None and len(served) != 1:
+            raise ConfigError(f"{self._http.shown_url} serves {sorted(served)}: name the model to judge with")
+        model = model if model is not None else next(iter(served))
+        if model not in served:
+            raise BackendUnavailable(
+                f"{self._http.shown_url} does not serve model {model!r}; it serves {sorted(served)}"
+            )
+        return model, served[model]
+
+    def _local_sha256(self, path: str, memo: MutableMapping[str, str] | None) -> str | None:
+        """The model file's sha256 when the server is on this machine and names a file we can read."""
+        file = Path(path)
+        if not (is_loopback(self._http.base_url) and file.suffix == ".gguf" and file.is_file()):
+            return None
+        return file_sha256(file, memo)
+
+    def _optional(self, url: str) -> Any:
+        """A GET that some servers do not offer: None on an error status or a body that is not JSON."""
+        try:
+            return self._http.get(url, retry_on_status=False)
+        except BackendUnavailable:
+            raise
+        except BackendError:
+            return None
+
+    def _post(self, body: dict[str, Any], *, retry_on_status: bool = True) -> Any:
+        body = {**self.options.extra_body, **body}
+        return self._http.post("/chat/completions", body, retry_on_status=retry_on_status)
+
+    def _choice(self, reply: Any) -> dict[str, Any]:
+        choices = self._list(reply, "choices")
+        if not choices or not isinstance(choices[0], dict):
+            excerpt = self._http.excerpt(str(reply))
+            raise BackendError(f"{self._http.shown_url}: a reply without choices: {excerpt!r}")
+        return choices[0]
+
+    def _list(self, value: Any, key: str) -> list[Any]:
+        found = value.get(key) if isinstance(value, dict) else None
+        if not isinstance(found, list):
+            raise BackendError(
+                f"{self._http.shown_url}: expected a JSON object with a list '{key}', "
+                f"got {self._http.excerpt(str(value))!r}"
+            )
+        return found
+
+
+def _response_format(dialect: str, schema: dict[str, Any]) -> dict[str, Any]:
+    if dialect == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
+    return {"type": "json_object", "schema": schema}
+
+
+def _rejects_json_schema(err: HttpStatusError) -> bool:
+    """Whether an error says the server does not know the json_schema response format."""
+    body = err.body.lower()
+    return err.status != 429 and ("json_schema" in body or "response_format" in body)
+
+
+def _runtime(props: Any, version: Any, entry: dict[str, Any]) -> str:
+    """What the server says it is: llama-server's build (/props), a version (/version, vLLM), owned_by."""
+    parts = [
+        f"llama.cpp {props['build_info']}" if isinstance(props, dict) and props.get("build_info") else "",
+        f"version {version['version']}" if isinstance(version, dict) and version.get("version") else "",
+        f"owned_by {entry['owned_by']}" if entry.get("owned_by") else "",
+    ]
+    return ", ".join(p for p in parts if p) or "unknown"
+
+
+def _token_stream(choice: dict[str, Any]) -> list[dict[str, Any]] | None:
+    stream = (choice.get("logprobs") or {}).get("content")
+    return stream if isinstance(stream, list) and stream else None
+
+
+def _usage(reply: dict[str, Any]) -> Usage:
+    usage = reply.get("usage") or {}
+    return Usage(
+        prompt_tokens=usage.get("prompt_tokens") or 0, completion_tokens=usage.get("completion_tokens") or 0
+    )

