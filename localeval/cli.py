@@ -25,6 +25,8 @@ models_app = typer.Typer(no_args_is_help=True, help="Known models: list, pull, r
 cache_app = typer.Typer(no_args_is_help=True, help="The cache of judge calls.")
 app.add_typer(models_app, name="models")
 app.add_typer(cache_app, name="cache")
+backends_app = typer.Typer(no_args_is_help=True, help="Judge backends: what they support.")
+app.add_typer(backends_app, name="backends")
 
 
 
@@ -57,12 +59,24 @@ def _paths() -> Paths:
     return Paths.from_environ(os.environ)
 
 
+BackendOption = Annotated[
+    Optional[str],
+    typer.Option("--backend", help="llama.cpp (default), ollama, openai-compatible, lmstudio, vllm, llama-server, ..."),
+]
+BaseUrlOption = Annotated[Optional[str], typer.Option(help="The server's URL, for HTTP backends.")]
+ModelOption = Annotated[
+    Optional[str], typer.Option(help="Judge model: a name from `models list`, a .gguf path, or a server's model.")
+]
+
+
 @app.command()
 def run(
     dataset: Annotated[Optional[Path], typer.Argument(help="JSONL, JSON or CSV file of test cases.")] = None,
     config: Annotated[Optional[Path], typer.Option("--config", "-c", help="A TOML run configuration.")] = None,
     metric: Annotated[Optional[list[str]], typer.Option("--metric", "-m", help="A metric by name; repeatable.")] = None,
-    model: Annotated[Optional[str], typer.Option(help="Judge model: a name from `models list` or a .gguf path.")] = None,
+    model: ModelOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
     threads: Annotated[Optional[int], typer.Option(help="CPU threads for the judge.")] = None,
     field: Annotated[Optional[list[str]], typer.Option("--map", help="FILE_KEY=FIELD, e.g. query=input; repeatable.")] = None,
     list_delimiter: Annotated[Optional[str], typer.Option(help="Separator of list items in CSV cells.")] = None,
@@ -76,9 +90,9 @@ def run(
     settings = session.settings_from_cli(
         dataset=dataset, config=config, metrics=metric, model=model, threads=threads,
         fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
-        cache_dir=cache_dir,
+        cache_dir=cache_dir, backend=backend, base_url=base_url,
     )
-    result = session.run(settings, _paths(), _out(), _err())
+    result = session.run(settings, _paths(), _out(), _err(), os.environ)
     raise typer.Exit(result)
 
 
@@ -94,7 +108,9 @@ def meta_eval(
     metric_option: Annotated[Optional[list[str]], typer.Option("--metric-option", help="KEY=VALUE (JSON, or else text); repeatable.")] = None,
     out: Annotated[Optional[Path], typer.Option("--out", help="Write every item's scores here (JSONL).")] = None,
     report: Annotated[Optional[Path], typer.Option(help="Write the correlations here (JSON).")] = None,
-    model: Annotated[Optional[str], typer.Option(help="Judge model: a name from `models list` or a .gguf path.")] = None,
+    model: ModelOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
     threads: Annotated[Optional[int], typer.Option(help="CPU threads for the judge.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     cache_dir: Annotated[Optional[Path], typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
@@ -109,9 +125,26 @@ def meta_eval(
     settings = session.meta_eval_settings_from_cli(
         data=data, metric=metric, methods=method, fields=field, human=human, group=group,
         limit=limit, metric_options=metric_option, items_out=out, report=report, model=model,
-        threads=threads, no_cache=no_cache, cache_dir=cache_dir,
+        threads=threads, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url,
     )
-    raise typer.Exit(session.meta_eval(settings, _paths(), _out(), _err()))
+    raise typer.Exit(session.meta_eval(settings, _paths(), _out(), _err(), os.environ))
+
+
+@backends_app.command("check")
+def backends_check(
+    config: Annotated[Optional[Path], typer.Option("--config", "-c", help="Take [backend] from this config.")] = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    model: ModelOption = None,
+) -> None:
+    """Ask the configured judge what it supports, with one real call of each kind."""
+    from localeval import probe, session
+
+    settings = session.settings_from_cli(
+        dataset=None, config=config, metrics=None, model=model, threads=None, fields=None,
+        list_delimiter=None, report=None, no_cache=True, cache_dir=None, backend=backend, base_url=base_url,
+    )
+    raise typer.Exit(probe.check(settings.backend, _paths(), os.environ, _out(), _err()))
 
 
 @models_app.command("list")

@@ -28,16 +28,14 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from localeval.backends import BACKEND_KINDS, OPENAI_PRESETS
 from localeval.errors import ConfigError, first_problem
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
-
-if TYPE_CHECKING:
-    from localeval.backends.llamacpp import LlamaCppOptions
 
 
 class _Section(BaseModel):
@@ -53,16 +51,30 @@ class DatasetConfig(_Section):
 
 
 class BackendConfig(_Section):
-    kind: Literal["llama.cpp"] = "llama.cpp"
-    model: str | None = Field(None, description="A model name, or a path to a GGUF file.")
-    n_threads: int = Field(1, ge=1)
-    n_ctx: int = Field(4096, ge=256)
-    n_batch: int = Field(64, ge=8)
+    kind: str = Field(
+        "llama.cpp",
+        description="llama.cpp, ollama, openai-compatible, or a server preset: " + ", ".join(OPENAI_PRESETS),
+    )
+    model: str | None = Field(
+        None, description="llama.cpp: a model name or a GGUF path; a server: its model's name."
+    )
+    base_url: str | None = Field(None, description="A server's URL (Ollama: its host).")
+    api_key_env: str | None = Field(
+        None, description="The environment variable that holds the API key; the key is never in a file."
+    )
+    n_threads: int = Field(1, ge=1, description="llama.cpp: CPU threads.")
+    n_ctx: int = Field(4096, ge=256, description="llama.cpp: context window.")
+    n_batch: int = Field(64, ge=8, description="llama.cpp: prompt batch size.")
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="The backend's own options: timeout, prefill, top_logprobs..."
+    )
 
-    def llamacpp_options(self) -> LlamaCppOptions:
-        from localeval.backends.llamacpp import LlamaCppOptions  # numpy stays unloaded until needed
-
-        return LlamaCppOptions(n_threads=self.n_threads, n_ctx=self.n_ctx, n_batch=self.n_batch)
+    @field_validator("kind")
+    @classmethod
+    def _known(cls, kind: str) -> str:
+        if kind not in BACKEND_KINDS:
+            raise ValueError(f"unknown backend {kind!r} (known: {', '.join(BACKEND_KINDS)})")
+        return kind
 
 
 class ReportConfig(_Section):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,9 +12,6 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 
-from localeval.backends.base import Backend
-from localeval.cache import CachedBackend, open_cache
-from localeval.catalog import ModelCatalog
 from localeval.config import BackendConfig, CacheConfig, RunConfig
 from localeval.console import (
     print_alignment,
@@ -23,6 +21,7 @@ from localeval.console import (
     progress_bar,
 )
 from localeval.dataset import Dataset
+from localeval.judge import load_judge
 from localeval.errors import ConfigError, first_problem
 from localeval.metaeval import JudgmentSpec, load_judgments, meta_evaluate, metric_variants
 from localeval.metrics.base import Metric
@@ -42,6 +41,8 @@ def settings_from_cli(
     threads: int | None,
     fields: list[str] | None,
     list_delimiter: str | None,
+    backend: str | None = None,
+    base_url: str | None = None,
     report: Path | None,
     no_cache: bool,
     cache_dir: Path | None,
@@ -59,13 +60,10 @@ def settings_from_cli(
             if v is not None
         }
     )
-    backend = base.backend.model_copy(
-        update={k: v for k, v in {"model": model, "n_threads": threads}.items() if v is not None}
-    )
     merged = base.model_copy(
         update={
             "dataset": data,
-            "backend": backend,
+            "backend": _backend_overrides(base.backend, backend, model, base_url, threads),
             "metrics": [{"metric": m} for m in metrics] if metrics else base.metrics,
             "report": base.report.model_copy(update={"path": report or base.report.path}),
             "cache": base.cache.model_copy(
@@ -84,7 +82,14 @@ def _mapping(pairs: list[str]) -> dict[str, str]:
     return _pairs(pairs, "--map", "FILE_KEY=FIELD")
 
 
-def run(config: RunConfig, paths: Paths, out: Console, err: Console) -> int:
+def _backend_overrides(
+    base: BackendConfig, kind: str | None, model: str | None, base_url: str | None, threads: int | None
+) -> BackendConfig:
+    overrides = {"kind": kind, "model": model, "base_url": base_url, "n_threads": threads}
+    return base.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+
+
+def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str]) -> int:
     """Evaluate and report; returns the exit code."""
     if config.dataset.path is None:
         raise ConfigError("no dataset given (a file argument, or [dataset] path in --config)")
@@ -99,7 +104,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console) -> int:
     check_inputs(dataset, metrics)
     with ExitStack() as stack:
         needed = any(m.needs_judge for m in metrics)
-        judge = _judge(config.backend, config.cache, paths, stack, err) if needed else None
+        judge = load_judge(config.backend, config.cache, paths, environ, stack, err) if needed else None
         with progress_bar(err, len(dataset) * len(metrics)) as advance:
             report = evaluate(
                 dataset, metrics, judge,
@@ -112,24 +117,6 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console) -> int:
         report.save(config.report.path)
         out.print(f"Report: {config.report.path}")
     return _exit_code(report)
-
-
-def _judge(
-    backend_config: BackendConfig, cache: CacheConfig, paths: Paths, stack: ExitStack, err: Console
-) -> Backend:
-    """The judge model, loaded, behind the cache unless it is off; closed when ``stack`` is."""
-    from localeval.backends.llamacpp import LlamaCppBackend
-
-    spec, model_path = ModelCatalog(paths.home).resolve(backend_config.model)
-    store = None
-    if cache.enabled:
-        store = stack.enter_context(open_cache(cache.dir or paths.cache))
-    with err.status(f"loading {spec.name}"):
-        backend = LlamaCppBackend(
-            model_path, spec, backend_config.llamacpp_options(), sha256_memo=store
-        )
-    stack.callback(backend.close)
-    return CachedBackend(backend, store) if store is not None else backend
 
 
 def _exit_code(report: RunReport) -> int:
@@ -172,11 +159,13 @@ def meta_eval_settings_from_cli(
     threads: int | None,
     no_cache: bool,
     cache_dir: Path | None,
+    backend: str | None = None,
+    base_url: str | None = None,
 ) -> MetaEvalSettings:
     """The command line's options, parsed and checked; a problem is a one-line ``ConfigError``."""
-    backend_options = {k: v for k, v in {"model": model, "n_threads": threads}.items() if v is not None}
+    chosen = _backend_overrides(BackendConfig(), backend, model, base_url, threads)
     try:
-        backend = BackendConfig.model_validate(backend_options)
+        backend_config = BackendConfig.model_validate(chosen.model_dump())
     except ValidationError as error:
         where, message = first_problem(error)
         raise ConfigError(f"command line: backend.{where}: {message}") from error
@@ -191,21 +180,23 @@ def meta_eval_settings_from_cli(
         spec=JudgmentSpec(
             fields=_pairs(fields or [], "--field", "FIELD=KEY.PATH"), human=human, group=group, limit=limit
         ),
-        backend=backend,
+        backend=backend_config,
         cache=CacheConfig(enabled=not no_cache, dir=cache_dir),
         items_out=items_out,
         report=report,
     )
 
 
-def meta_eval(settings: MetaEvalSettings, paths: Paths, out: Console, err: Console) -> int:
+def meta_eval(
+    settings: MetaEvalSettings, paths: Paths, out: Console, err: Console, environ: Mapping[str, str]
+) -> int:
     """Correlate the metric's scores with the human scores and print them; returns the exit code."""
     judgments = load_judgments(settings.data, settings.spec)
     metrics = [m for _, m in metric_variants(settings.metric, settings.options, settings.methods)]
     check_inputs(judgments.dataset, metrics)  # before loading a model
     with ExitStack() as stack:
         needed = any(m.needs_judge for m in metrics)
-        judge = _judge(settings.backend, settings.cache, paths, stack, err) if needed else None
+        judge = load_judge(settings.backend, settings.cache, paths, environ, stack, err) if needed else None
         with progress_bar(err, len(judgments.dataset) * len(metrics)) as advance:
             report = meta_evaluate(
                 judgments, settings.metric, settings.options, settings.methods, judge,

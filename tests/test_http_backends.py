@@ -451,3 +451,57 @@ def test_make_backend_builds_each_kind_lazily(standin, llama_server, default_mod
     code = "import sys, localeval; print(sorted(m for m in ('httpx', 'ollama') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- the command line with HTTP backends ---------------------------------------------------------
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200", **env}, timeout=300)
+
+
+def test_run_through_a_server_keeps_the_key_out_of_files(llama_server, tmp_path):
+    (tmp_path / "cases.jsonl").write_text(
+        '{"input": "What is 2+2?", "actual_output": "4"}\n{"input": "Capital of France?", "actual_output": "Rome"}\n'
+    )
+    (tmp_path / "eval.toml").write_text(
+        f'[dataset]\npath = "cases.jsonl"\n[backend]\nkind = "llama-cpp-python"\nbase_url = "{llama_server.url}"\n'
+        'api_key_env = "JUDGE_KEY"\n[[metrics]]\nmetric = "geval"\ncriteria = "The answer is correct."\n'
+        'evaluation_steps = ["Check the answer."]\ninclude_reason = false\n[report]\npath = "report.json"\n'
+    )
+    env = {"JUDGE_KEY": KEY, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    result = cli("run", "-c", str(tmp_path / "eval.toml"), env=env)
+    assert result.returncode in (0, 1), result.stderr
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["backend"]["kind"] == "openai-compatible"
+    assert report["stats"]["model_calls"] == 2
+    assert all(r["error"] is None for case in report["cases"] for r in case["results"])
+    stored = [p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()]
+    assert stored and not any(KEY.encode() in data for data in stored)
+    assert KEY not in result.stdout + result.stderr
+    again = cli("run", "-c", str(tmp_path / "eval.toml"), "--report", str(tmp_path / "again.json"), env=env)
+    assert json.loads((tmp_path / "again.json").read_text())["stats"]["model_calls"] == 0, again.stderr
+
+
+def test_an_unset_api_key_variable_is_a_one_line_error(tmp_path):
+    (tmp_path / "c.jsonl").write_text('{"input": "q", "actual_output": "a"}\n')
+    config = tmp_path / "c.toml"
+    config.write_text('[backend]\nkind = "vllm"\napi_key_env = "LOCALEVAL_NO_SUCH_KEY"\n'
+                      '[[metrics]]\nmetric = "geval:fluency"\n')
+    result = cli("run", str(tmp_path / "c.jsonl"), "-c", str(config), env={})
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: backend.api_key_env: the environment variable LOCALEVAL_NO_SUCH_KEY is not set"
+    ]
+
+
+def test_backends_check_asks_the_ollama_standin(standin):
+    result = cli("backends", "check", "--backend", "ollama", "--base-url", standin.url, "--model", "smollm2:135m",
+                 env={})
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert any("kind" in line and "ollama" in line for line in lines)
+    assert any("log-probabilities" in line and "True" in line for line in lines)
+    assert any("schema-constrained JSON" in line and "valid:" in line for line in lines)
+    assert any("score distribution" in line and "covered mass" in line for line in lines)

@@ -240,7 +240,7 @@ def test_a_judge_error_is_counted_and_the_item_dropped(tiny):
 def test_the_cli_glue_exits_3_when_items_errored_and_writes_the_items(tiny, tmp_path, monkeypatch):
     replies: list[Any] = [logprobs(p) for p in PROBABILITIES]
     replies[3] = BackendError("no reply")
-    monkeypatch.setattr(session, "_judge", lambda *args: ScriptedBackend(logprobs=replies))
+    monkeypatch.setattr(session, "load_judge", lambda *args: ScriptedBackend(logprobs=replies))
     settings = session.meta_eval_settings_from_cli(
         data=tiny, metric="geval", methods=None, fields=["input=doc", "actual_output=out"],
         human="scores.quality", group=None, limit=None,
@@ -249,7 +249,7 @@ def test_the_cli_glue_exits_3_when_items_errored_and_writes_the_items(tiny, tmp_
     )
     out, err = io.StringIO(), io.StringIO()
     paths = Paths(home=tmp_path / "home", cache=tmp_path / "cache")
-    code = session.meta_eval(settings, paths, Console(file=out, width=100), Console(file=err, width=100))
+    code = session.meta_eval(settings, paths, Console(file=out, width=100), Console(file=err, width=100), {})
     assert code == 3
     assert f"{tiny}:5" in err.getvalue() and "no reply" in err.getvalue()
     items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]

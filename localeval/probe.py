@@ -1,0 +1,81 @@
+"""``localeval backends check``: what a configured judge supports, found by asking it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from localeval.backends.base import Backend, DistributionRequest, JsonRequest, Message
+from localeval.config import BackendConfig, CacheConfig
+from localeval.errors import BackendError
+from localeval.judge import load_judge
+from localeval.paths import Paths
+
+_QUESTION = (Message(role="user", content="Is 2 + 2 = 4? Rate the statement's truth from 1 to 5."),)
+_JSON = JsonRequest(
+    messages=_QUESTION,
+    json_schema={"type": "object", "properties": {"true": {"type": "boolean"}}, "required": ["true"]},
+    max_tokens=32,
+)
+_SCORES = DistributionRequest(messages=_QUESTION, prefill="Score: ", candidates=tuple("12345"))
+
+
+def check(backend: BackendConfig, paths: Paths, environ: Mapping[str, str], out: Console, err: Console) -> int:
+    """Print the judge's identity, capabilities and a live probe of each operation; 0 if all worked."""
+    with ExitStack() as stack:
+        judge = load_judge(backend, CacheConfig(enabled=False), paths, environ, stack, err)
+        out.print(_identity(judge))
+        probes = [
+            ("schema-constrained JSON", lambda: _json_probe(judge)),
+            ("score distribution", lambda: _distribution_probe(judge)),
+        ]
+        results = [(name, *_timed(run)) for name, run in probes]
+    table = Table(title="Live probes")
+    for column in ("operation", "result", "seconds"):
+        table.add_column(column)
+    for name, ok, text, seconds in results:
+        table.add_row(name, ("[green]" if ok else "[red]") + escape(text) + "[/]", f"{seconds:.2f}")
+    out.print(table)
+    return 0 if all(ok for _, ok, _, _ in results) else 1
+
+
+def _identity(judge: Backend) -> Table:
+    fingerprint, caps = judge.fingerprint, judge.capabilities
+    table = Table(title="Backend", show_header=False)
+    rows: list[tuple[str, Any]] = [
+        ("kind", fingerprint.kind), ("model", fingerprint.model),
+        ("model sha256", fingerprint.model_sha256 or "unknown"), ("runtime", fingerprint.runtime),
+        *[(f"setting {k}", v) for k, v in fingerprint.settings.items()],
+        ("JSON Schema constraint", caps.json_schema), ("log-probabilities", caps.distribution),
+        ("multi-token candidates", caps.multi_token_candidates),
+        ("top log-probabilities", caps.max_top_logprobs or "unlimited"),
+        *[(f"note on {k}", v) for k, v in caps.notes.items()],
+    ]
+    for key, value in rows:
+        table.add_row(key, escape(str(value)))
+    return table
+
+
+def _timed(run: Callable[[], str]) -> tuple[bool, str, float]:
+    start = time.perf_counter()
+    try:
+        text, ok = run(), True
+    except BackendError as error:
+        text, ok = f"{type(error).__name__}: {error}", False
+    return ok, text, time.perf_counter() - start
+
+
+def _json_probe(judge: Backend) -> str:
+    return f"valid: {judge.generate_json(_JSON).text.strip()}"
+
+
+def _distribution_probe(judge: Backend) -> str:
+    dist = judge.candidate_distribution(_SCORES).distribution
+    shown = ", ".join(f"{c}: {p:.2f}" for c, p in dist.probabilities.items())
+    return f"{shown} (covered mass {dist.covered_mass:.0%})"
