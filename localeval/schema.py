@@ -8,7 +8,8 @@ from typing import Any
 
 import jsonschema
 
-from localeval.errors import SchemaViolation
+from localeval.backends.base import JsonReply, Usage
+from localeval.errors import SchemaViolation, TruncatedOutput
 
 #: Arrays without ``maxItems`` get this bound. A small model asked for an
 #: unbounded list can repeat items until it runs out of tokens; a bound inside
@@ -80,3 +81,19 @@ def parse_reply(text: str, schema: dict[str, Any]) -> Any:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         raise SchemaViolation(f"reply does not match the schema at {where}: {error.message}")
     return value
+
+
+def checked_reply(
+    text: str, schema: dict[str, Any], finish_reason: str, usage: Usage, max_tokens: int
+) -> JsonReply:
+    """A backend's reply, accepted only when generation ended on its own and it matches the schema.
+
+    Every backend ends its JSON generation here: a reply cut off by the token limit
+    is a :class:`TruncatedOutput`, never parsed; anything else is parsed and validated.
+    """
+    if finish_reason == "length":
+        raise TruncatedOutput(
+            f"generation stopped by 'length' after {usage.completion_tokens} tokens "
+            f"(max_tokens={max_tokens})"
+        )
+    return JsonReply(value=parse_reply(text, schema), text=text, finish_reason=finish_reason, usage=usage)

@@ -47,7 +47,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any

@@ -170,3 +170,17 @@ def test_parse_reply_names_the_root_for_a_missing_key() -> None:
 def test_parse_reply_enforces_max_items() -> None:
     with pytest.raises(SchemaViolation, match="at steps: "):
         parse_reply('{"steps": ["a", "b", "c"]}', STEPS)
+
+
+def test_checked_reply_refuses_a_cut_off_reply_before_parsing_it() -> None:
+    from localeval.backends.base import Usage
+    from localeval.errors import TruncatedOutput
+    from localeval.schema import checked_reply
+
+    usage = Usage(prompt_tokens=10, completion_tokens=7)
+    with pytest.raises(TruncatedOutput, match=r"^generation stopped by 'length' after 7 tokens \(max_tokens=7\)$"):
+        checked_reply('{"a": 1}', {"type": "object"}, "length", usage, 7)
+    reply = checked_reply('{"a": 1}', {"type": "object"}, "stop", usage, 7)
+    assert (reply.value, reply.finish_reason, reply.usage) == ({"a": 1}, "stop", usage)
+    with pytest.raises(SchemaViolation):
+        checked_reply('{"a": 1}', {"type": "array"}, "stop", usage, 7)

@@ -28,8 +28,8 @@ from localeval.backends.base import (
 from localeval.catalog import ModelSpec, file_sha256
 from localeval.chat import ChatFormat, chat_format_for
 from localeval.distribution import exclusive_logprobs, renormalize
-from localeval.errors import BackendError, BackendUnavailable, CandidateError, TruncatedOutput
-from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, parse_reply
+from localeval.errors import BackendError, BackendUnavailable, CandidateError
+from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
 
 
 class LlamaCppOptions(BaseModel):
@@ -128,13 +128,7 @@ class LlamaCppBackend:
             prompt_tokens=out["usage"]["prompt_tokens"],  # type: ignore[index]
             completion_tokens=out["usage"]["completion_tokens"],  # type: ignore[index]
         )
-        if choice["finish_reason"] != "stop":
-            raise TruncatedOutput(
-                f"generation stopped by '{choice['finish_reason']}' after "
-                f"{usage.completion_tokens} tokens (max_tokens={request.max_tokens})"
-            )
-        text = choice["text"]
-        return JsonReply(value=parse_reply(text, schema), text=text, finish_reason="stop", usage=usage)
+        return checked_reply(choice["text"], schema, choice["finish_reason"] or "stop", usage, request.max_tokens)
 
     def _grammar(self, schema: dict[str, Any]) -> Any:
         key = json.dumps(schema, sort_keys=True)

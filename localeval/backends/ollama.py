@@ -40,8 +40,8 @@ from localeval.backends.scan import (
     read_distribution,
     require_single_characters,
 )
-from localeval.errors import BackendError, BackendUnavailable, TruncatedOutput
-from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, parse_reply
+from localeval.errors import BackendError, BackendUnavailable
+from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 #: The first Ollama release that returns log-probabilities.
@@ -114,16 +114,11 @@ class OllamaBackend:
             "format": schema,
             "options": self._sampling(request.temperature, request.seed, request.max_tokens),
         })
-        usage = _usage(reply)
-        if reply.get("done_reason") == "length":
-            raise TruncatedOutput(
-                f"generation stopped by 'length' after {usage.completion_tokens} tokens "
-                f"(max_tokens={request.max_tokens})"
-            )
         text = (reply.get("message") or {}).get("content")
         if not isinstance(text, str):
             raise BackendError(f"{self._http.shown_url}: a reply without message content: {reply!r:.300}")
-        return JsonReply(value=parse_reply(text, schema), text=text, finish_reason="stop", usage=usage)
+        finish = "length" if reply.get("done_reason") == "length" else "stop"
+        return checked_reply(text, schema, finish, _usage(reply), request.max_tokens)
 
     def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
         require_single_characters(request.candidates, self.kind)

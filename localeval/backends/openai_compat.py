@@ -44,8 +44,8 @@ from localeval.backends.scan import (
     require_single_characters,
 )
 from localeval.catalog import file_sha256
-from localeval.errors import BackendError, BackendUnavailable, ConfigError, TruncatedOutput
-from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, parse_reply
+from localeval.errors import BackendError, BackendUnavailable, ConfigError
+from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
 
 StructuredOutput = Literal["auto", "json_schema", "json_object"]
 
@@ -153,17 +153,12 @@ class OpenAICompatBackend:
         if request.seed is not None:
             body["seed"] = request.seed
         reply = self._post_structured(body, schema)
-        choice, usage = self._choice(reply), _usage(reply)
+        choice = self._choice(reply)
         finish = str(choice.get("finish_reason") or "stop")
-        if finish == "length":
-            raise TruncatedOutput(
-                f"generation stopped by 'length' after {usage.completion_tokens} tokens "
-                f"(max_tokens={request.max_tokens})"
-            )
         text = (choice.get("message") or {}).get("content")
-        if not isinstance(text, str):
+        if finish != "length" and not isinstance(text, str):
             raise BackendError(f"{self._http.shown_url}: the reply has no message content ({finish=})")
-        return JsonReply(value=parse_reply(text, schema), text=text, finish_reason=finish, usage=usage)
+        return checked_reply(text or "", schema, finish, _usage(reply), request.max_tokens)
 
     def _post_structured(self, body: dict[str, Any], schema: dict[str, Any]) -> Any:
         if self._dialect is not None:
