@@ -15,6 +15,7 @@ import pytest
 
 from localeval.catalog import ModelCatalog, ModelSpec
 from localeval.paths import Paths
+from servers import FAST_RETRIES, KEY, ServerProcess
 
 
 @pytest.fixture(scope="session")
@@ -40,5 +41,48 @@ def shipped_backend(request: pytest.FixtureRequest) -> Iterator[object]:
 
     spec, path = ModelCatalog(Paths.from_environ(os.environ).home).resolve(request.param)
     backend = LlamaCppBackend(path, spec)
+    yield backend
+    backend.close()
+
+
+# -- servers on 127.0.0.1, shared by the HTTP backend test files; always stopped -----------
+
+
+@pytest.fixture(scope="session")
+def llama_server(default_model, tmp_path_factory) -> Iterator[ServerProcess]:
+    """llama-cpp-python's own server with the default model, demanding the API key ``KEY``."""
+    log = tmp_path_factory.mktemp("server") / "log.txt"
+    server = ServerProcess.llama_cpp_python(default_model[1], log, api_key=KEY)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def openai_backend(llama_server) -> Iterator[object]:
+    """The ``llama-cpp-python`` preset (completion prefill, ChatML) on ``llama_server``."""
+    from localeval.backends import make_backend
+
+    backend = make_backend("llama-cpp-python", base_url=llama_server.url, api_key=KEY, **FAST_RETRIES)
+    yield backend
+    backend.close()  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def standin(default_model) -> Iterator[object]:
+    """The Ollama stand-in (tests/ollama_standin.py) on a loopback port."""
+    from ollama_standin import OllamaStandIn  # imports llama_cpp: only when a test needs it
+
+    server = OllamaStandIn(default_model[1])
+    server.serve()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def ollama_backend(standin) -> Iterator[object]:
+    """The Ollama backend on the stand-in."""
+    from localeval.backends.ollama import OllamaBackend
+
+    backend = OllamaBackend("smollm2:135m", host=standin.url, **FAST_RETRIES)
     yield backend
     backend.close()

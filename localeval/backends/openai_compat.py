@@ -9,7 +9,9 @@ server says it does not support it, and remembers the choice.
 
 Score distributions come from ``logprobs``/``top_logprobs`` (see
 :mod:`localeval.backends.scan` for how the prefill reaches the model and how
-the score position is found in the returned tokens).
+the score position is found in the returned tokens). The ``completion``
+prefill posts a prompt rendered here to ``/completions`` instead
+(:mod:`localeval.backends.completions`).
 """
 
 from __future__ import annotations
@@ -31,12 +33,21 @@ from localeval.backends.base import (
     Fingerprint,
     JsonReply,
     JsonRequest,
-    Usage,
 )
+from localeval.backends.completions import completion_body, completion_chat_format, render_prompt
 from localeval.backends.http import HttpClient, HttpOptions, HttpStatusError, is_loopback
+from localeval.backends.openai_shapes import (
+    chat_tokens,
+    completion_tokens,
+    rejects_json_schema,
+    reply_usage,
+    response_format,
+    server_runtime,
+)
 from localeval.backends.scan import (
     PrefillMode,
     ScoredToken,
+    distribution_at,
     position_capabilities,
     prefill_grammar,
     prefill_messages,
@@ -44,6 +55,7 @@ from localeval.backends.scan import (
     require_single_characters,
 )
 from localeval.catalog import file_sha256
+from localeval.chat import JinjaChatFormat
 from localeval.errors import BackendError, BackendUnavailable, ConfigError
 from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
 
@@ -57,8 +69,12 @@ PRESETS: dict[str, dict[str, Any]] = {
     # G-Eval score, measured), so a score would depend on the request before it.
     "llama-server": {"base_url": "http://localhost:8080/v1", "prefill": "continue",
                      "extra_body": {"cache_prompt": False}},
+    # Its server does not continue a final assistant message; the completion prefill gives the
+    # in-process scores (0.645161 both on the test case). ChatML is the default model's (SmolLM2)
+    # template: another model needs its own chat_template.
     "llama-cpp-python": {
-        "base_url": "http://localhost:8000/v1", "prefill": "grammar", "structured_output": "json_object",
+        "base_url": "http://localhost:8000/v1", "prefill": "completion", "chat_template": "chatml",
+        "structured_output": "json_object",
     },
     "ollama-openai": {"base_url": "http://localhost:11434/v1", "prefill": "continue"},
 }
@@ -72,13 +88,17 @@ class OpenAICompatOptions(HttpOptions):
     top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per position; vLLM caps it at 20.")
     scan_tokens: int = Field(16, ge=1, description="Tokens generated, beyond the prefill, to reach the score.")
     max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
+    chat_template: str | None = Field(
+        None, description="completion prefill: 'chatml' or the model's Jinja template file; None: the server's."
+    )
     extra_body: dict[str, Any] = Field(
-        default_factory=dict, description="Server-specific fields added to every chat request."
+        default_factory=dict, description="Server-specific fields added to every generation request."
     )
 
 
 class OpenAICompatBackend:
-    """A judge model behind ``POST {base_url}/chat/completions``. Safe to share between threads."""
+    """A judge model behind ``POST {base_url}/chat/completions`` (and ``/completions`` for score
+    distributions with the ``completion`` prefill). Safe to share between threads."""
 
     kind = "openai-compatible"
 
@@ -105,7 +125,7 @@ class OpenAICompatBackend:
         self._probed = False
         self._lock = threading.Lock()
         try:
-            self.model, self._fingerprint = self._identify(model, sha256_memo)
+            self.model, self._format, self._fingerprint = self._identify(model, sha256_memo)
         except BaseException:
             self._http.close()  # nobody else can: the object is never returned
             raise
@@ -158,18 +178,18 @@ class OpenAICompatBackend:
         text = (choice.get("message") or {}).get("content")
         if finish != "length" and not isinstance(text, str):
             raise BackendError(f"{self._http.shown_url}: the reply has no message content ({finish=})")
-        return checked_reply(text or "", schema, finish, _usage(reply), request.max_tokens)
+        return checked_reply(text or "", schema, finish, reply_usage(reply), request.max_tokens)
 
     def _post_structured(self, body: dict[str, Any], schema: dict[str, Any]) -> Any:
         if self._dialect is not None:
-            return self._post({**body, "response_format": _response_format(self._dialect, schema)})
-        first = {**body, "response_format": _response_format("json_schema", schema)}
+            return self._post({**body, "response_format": response_format(self._dialect, schema)})
+        first = {**body, "response_format": response_format("json_schema", schema)}
         try:
             reply = self._post(first, retry_on_status=False)
         except HttpStatusError as err:
-            if _rejects_json_schema(err):
+            if rejects_json_schema(err):
                 self._dialect = "json_object"
-                return self._post({**body, "response_format": _response_format("json_object", schema)})
+                return self._post({**body, "response_format": response_format("json_object", schema)})
             if not err.retryable:
                 raise
             return self._post(first)  # an ordinary failure: retry it, decide the dialect later
@@ -182,7 +202,12 @@ class OpenAICompatBackend:
         require_single_characters(request.candidates, self.kind)
         if not self.capabilities.distribution:
             raise BackendError(f"{self._http.shown_url}: no log-probabilities: {self._notes['distribution']}")
-        mode = self.options.prefill
+        if self._format is not None:
+            return self._completion_distribution(request, self._format)
+        return self._chat_distribution(request, self.options.prefill)
+
+    def _chat_distribution(self, request: DistributionRequest, mode: PrefillMode) -> DistributionReply:
+        """Generate a few tokens after the prefill and scan them for the score position."""
         body: dict[str, Any] = {
             "model": self.model,
             "messages": prefill_messages(request.messages, request.prefill, mode),
@@ -198,47 +223,70 @@ class OpenAICompatBackend:
             # vLLM's switches; llama-server and Ollama continue a final assistant message anyway.
             body.update(continue_final_message=True, add_generation_prompt=False)
         reply = self._post(body)
-        stream = _token_stream(self._choice(reply))
-        if stream is None:
-            self._notes["distribution"] = "the server returned no log-probabilities (logprobs is null)"
-            raise BackendError(f"{self._http.shown_url}: {self._notes['distribution']}")
-        tokens = [ScoredToken.from_json(item) for item in stream]
+        tokens = self._scored_tokens(chat_tokens(self._choice(reply)))
         preceding = request.prefill if mode == "continue" else ""
         distribution = read_distribution(tokens, request.prefill, request.candidates, preceding)
-        return DistributionReply(distribution=distribution, usage=_usage(reply))
+        return DistributionReply(distribution=distribution, usage=reply_usage(reply))
+
+    def _completion_distribution(self, request: DistributionRequest, chat: JinjaChatFormat) -> DistributionReply:
+        """The first position after a client-rendered prompt that ends with the prefill."""
+        prompt = render_prompt(chat, request.messages, request.prefill)
+        reply = self._post(completion_body(self.model, prompt, self.options.top_logprobs), path="/completions")
+        tokens = self._scored_tokens(completion_tokens(self._choice(reply)))
+        distribution = distribution_at(tokens[0], request.candidates, f"right after {prompt[-60:]!r}")
+        return DistributionReply(distribution=distribution, usage=reply_usage(reply))
+
+    def _scored_tokens(self, tokens: list[ScoredToken] | None) -> list[ScoredToken]:
+        if not tokens:
+            self._notes["distribution"] = "the server returned no log-probabilities (logprobs is null)"
+            raise BackendError(f"{self._http.shown_url}: {self._notes['distribution']}")
+        return tokens
 
     def _probe_logprobs(self) -> None:
         with self._lock:
             if self._probed:
                 return
-            body = {
-                "model": self.model,
-                "messages": [{"role": "user", "content": "Reply with OK."}],
-                "max_tokens": 1, "temperature": 0.0, "logprobs": True, "top_logprobs": self.options.top_logprobs,
-            }
+            completion = self._format is not None
+            path = "/completions" if completion else "/chat/completions"
             try:
-                reply = self._post(body, retry_on_status=False)
+                reply = self._post(self._probe_body(), path=path, retry_on_status=False)
             except HttpStatusError as err:
                 if err.status >= 500 and "logprob" not in err.body.lower():
                     raise
                 self._notes["distribution"] = f"the server rejects log-probability requests: {err}"
             else:
-                if _token_stream(self._choice(reply)) is None:
+                choice = self._choice(reply)
+                if (completion_tokens(choice) if completion else chat_tokens(choice)) is None:
                     self._notes["distribution"] = "the server returned no log-probabilities (logprobs is null)"
             self._probed = True
 
+    def _probe_body(self) -> dict[str, Any]:
+        if self._format is not None:
+            return completion_body(self.model, "Reply with OK.", self.options.top_logprobs)
+        return {
+            "model": self.model,
+            "messages": [{"role": "user", "content": "Reply with OK."}],
+            "max_tokens": 1, "temperature": 0.0, "logprobs": True, "top_logprobs": self.options.top_logprobs,
+        }
+
     # -- identity ----------------------------------------------------------------------
 
-    def _identify(self, model: str | None, memo: MutableMapping[str, str] | None) -> tuple[str, Fingerprint]:
+    def _identify(
+        self, model: str | None, memo: MutableMapping[str, str] | None
+    ) -> tuple[str, JinjaChatFormat | None, Fingerprint]:
         model, entry = self._served(model)
         origin = urlunsplit(urlsplit(self._http.base_url)[:2] + ("", "", ""))
         props, version = self._optional(origin + "/props"), self._optional(origin + "/version")
         path = props.get("model_path") if isinstance(props, dict) else None
-        return model, Fingerprint(
+        chat = None
+        if self.options.prefill == "completion":
+            chat = completion_chat_format(self.options.chat_template, props, self.kind)
+        template = {"chat_template": chat.identity} if chat is not None else {}
+        return model, chat, Fingerprint(
             kind=self.kind,
             model=model,
             model_sha256=self._local_sha256(path or model, memo),
-            runtime=_runtime(props, version, entry),
+            runtime=server_runtime(props, version, entry),
             settings={
                 "base_url": self._http.shown_url,
                 "structured_output": self.options.structured_output,
@@ -246,6 +294,7 @@ class OpenAICompatBackend:
                 "top_logprobs": self.options.top_logprobs,
                 "max_items": self.options.max_items,
                 "extra_body": self.options.extra_body,
+                **template,
             },
         )
 
@@ -278,9 +327,9 @@ class OpenAICompatBackend:
         except BackendError:
             return None
 
-    def _post(self, body: dict[str, Any], *, retry_on_status: bool = True) -> Any:
+    def _post(self, body: dict[str, Any], *, path: str = "/chat/completions", retry_on_status: bool = True) -> Any:
         body = {**self.options.extra_body, **body}
-        return self._http.post("/chat/completions", body, retry_on_status=retry_on_status)
+        return self._http.post(path, body, retry_on_status=retry_on_status)
 
     def _choice(self, reply: Any) -> dict[str, Any]:
         choices = self._list(reply, "choices")
@@ -298,36 +347,3 @@ class OpenAICompatBackend:
             )
         return found
 
-
-def _response_format(dialect: str, schema: dict[str, Any]) -> dict[str, Any]:
-    if dialect == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}}
-    return {"type": "json_object", "schema": schema}
-
-
-def _rejects_json_schema(err: HttpStatusError) -> bool:
-    """Whether an error says the server does not know the json_schema response format."""
-    body = err.body.lower()
-    return err.status != 429 and ("json_schema" in body or "response_format" in body)
-
-
-def _runtime(props: Any, version: Any, entry: dict[str, Any]) -> str:
-    """What the server says it is: llama-server's build (/props), a version (/version, vLLM), owned_by."""
-    parts = [
-        f"llama.cpp {props['build_info']}" if isinstance(props, dict) and props.get("build_info") else "",
-        f"version {version['version']}" if isinstance(version, dict) and version.get("version") else "",
-        f"owned_by {entry['owned_by']}" if entry.get("owned_by") else "",
-    ]
-    return ", ".join(p for p in parts if p) or "unknown"
-
-
-def _token_stream(choice: dict[str, Any]) -> list[dict[str, Any]] | None:
-    stream = (choice.get("logprobs") or {}).get("content")
-    return stream if isinstance(stream, list) and stream else None
-
-
-def _usage(reply: dict[str, Any]) -> Usage:
-    usage = reply.get("usage") or {}
-    return Usage(
-        prompt_tokens=usage.get("prompt_tokens") or 0, completion_tokens=usage.get("completion_tokens") or 0
-    )

@@ -3,7 +3,7 @@
 A chat API cannot be asked for "the distribution right after this prefill"
 directly. The server generates a few tokens and returns, for each, its top-k
 alternatives with their log-probabilities; the score is read where the
-generated text reaches the prefill. Three ways to make the model write the
+generated text reaches the prefill. Four ways to make the model write the
 prefill (:data:`PrefillMode`):
 
 * ``continue`` — the prefill is sent as a final assistant message that the
@@ -15,6 +15,11 @@ prefill (:data:`PrefillMode`):
   which may differ from how the tokenizer splits it, and so may shift the scores.
 * ``instruction`` — the last user message asks the model to begin its reply
   with the prefill. Works on any server, for models that follow the instruction.
+* ``completion`` — the client renders the chat with the model's template, ends
+  it with the prefill and posts the raw prompt to the legacy completions
+  endpoint (llama.cpp's servers; :mod:`localeval.backends.completions`). The
+  model reads what the in-process backend reads, and the first position is the
+  score position: no scan.
 
 The token stream is scanned, never the message text: llama.cpp's server may
 put a code fence in the tokens that the message does not show.
@@ -32,7 +37,7 @@ from localeval.backends.base import Capabilities, Message
 from localeval.distribution import CandidateDistribution, renormalize
 from localeval.errors import BackendError, CandidateError
 
-PrefillMode = Literal["continue", "grammar", "instruction"]
+PrefillMode = Literal["continue", "grammar", "instruction", "completion"]
 
 
 @dataclass(frozen=True)
@@ -131,12 +136,20 @@ def read_distribution(
             f"the judge's reply never reached the prefill {prefill!r}, so there is no score "
             f"position; it wrote {generated[:200]!r}"
         )
-    logprobs = candidate_logprobs(tokens[index], candidates)
+    return distribution_at(tokens[index], candidates, f"after {generated[:200]!r}")
+
+
+def distribution_at(token: ScoredToken, candidates: Sequence[str], where: str) -> CandidateDistribution:
+    """The candidates' distribution among the alternatives at ``token``'s position, renormalized.
+
+    ``where`` describes the position for the error raised when no candidate is there.
+    """
+    logprobs = candidate_logprobs(token, candidates)
     if all(v == -math.inf for v in logprobs.values()):
-        seen = [text for text, _ in tokens[index].top][:10]
+        seen = [text for text, _ in token.top][:10]
         raise BackendError(
-            f"none of the candidates {list(candidates)} is among the top {len(tokens[index].top)} "
-            f"tokens at the score position (after {generated[:200]!r}); the top ones were {seen}"
+            f"none of the candidates {list(candidates)} is among the top {len(token.top)} "
+            f"tokens at the score position ({where}); the top ones were {seen}"
         )
     return renormalize(logprobs)
 

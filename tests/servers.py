@@ -1,0 +1,146 @@
+"""Real servers on 127.0.0.1 for the tests: a subprocess on a free port, always stopped."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from localeval.backends.openai_compat import OpenAICompatBackend
+
+#: The API key the test servers demand; it must never appear in a message or a file.
+KEY = "sk-local-7d1e9a4c"
+#: Retries that keep a test of a failure short.
+FAST_RETRIES = {"backoff": 0.05, "max_attempts": 3}
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on (closed again before it is returned)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerProcess:
+    """A server subprocess on a free loopback port, ready when ``GET {url}/models`` answers 200."""
+
+    def __init__(self, args: list[str], log: Path, api_key: str | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.log_path = log
+        self.log = log.open("w")
+        self.proc = subprocess.Popen([*args, "--port", str(self.port)], stdout=self.log, stderr=subprocess.STDOUT)
+        try:
+            self.wait_ready({"Authorization": f"Bearer {api_key}"} if api_key else {})
+        except BaseException:
+            self.stop()  # never leave a server behind, whatever interrupted the wait
+            raise
+
+    @classmethod
+    def llama_cpp_python(cls, model: Path, log: Path, *extra: str, api_key: str | None = None) -> ServerProcess:
+        """llama-cpp-python's server (it has no /health route)."""
+        args = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+                "--n_threads", "1", "--n_threads_batch", "1", "--n_ctx", "2048", *extra]
+        return cls(args + (["--api_key", api_key] if api_key else []), log, api_key)
+
+    def wait_ready(self, headers: dict[str, str], limit: float = 60.0) -> None:
+        """Poll ``GET /models`` until it answers 200; fail the test if the server exits or is slow."""
+        start = time.monotonic()
+        while time.monotonic() - start < limit:
+            if self.proc.poll() is not None:
+                self.stop()
+                pytest.fail(f"the server exited with {self.proc.returncode}:\n{self.log_path.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{self.url}/models", headers=headers, timeout=1.0).status_code == 200:
+                    self.ready_after = time.monotonic() - start
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        pytest.fail(f"the server was not ready after {limit} s")
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or the OOM killer would: no goodbye to open connections."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        """Terminate (kill after 10 s) and close the log; safe to call twice."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+# -- fakes: request shapes of servers that cannot run here (httpx.MockTransport) -----------
+
+
+class FakeServer:
+    """An OpenAI-compatible server in a function (for httpx.MockTransport): canned generation
+    replies in order, for both generation routes; requests and their paths recorded."""
+
+    def __init__(self, chat: list[httpx.Response], version: dict[str, Any] | None = None,
+                 props: dict[str, Any] | None = None) -> None:
+        self.chat = chat
+        self.version = version
+        self.props = props
+        self.bodies: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path == "/v1/models":
+            return httpx.Response(200, json={"data": [{"id": "judge-7b", "owned_by": "vllm"}]})
+        if path == "/version" and self.version:
+            return httpx.Response(200, json=self.version)
+        if path == "/props" and self.props:
+            return httpx.Response(200, json=self.props)
+        if path in ("/v1/chat/completions", "/v1/completions"):
+            self.bodies.append(json.loads(request.content))
+            self.paths.append(path)
+            return self.chat.pop(0)
+        return httpx.Response(404, json={"detail": "Not Found"})
+
+
+def completion(content: str = "", stream: list[dict[str, Any]] | None = None, finish: str = "stop") -> httpx.Response:
+    """A chat-completions reply; ``stream`` is its ``logprobs.content`` (None: no log-probabilities)."""
+    choice: dict[str, Any] = {"message": {"role": "assistant", "content": content}, "finish_reason": finish,
+                              "logprobs": {"content": stream} if stream is not None else None}
+    return httpx.Response(200, json={"choices": [choice], "usage": {"prompt_tokens": 9, "completion_tokens": 2}})
+
+
+def token(text: str, top: dict[str, float]) -> dict[str, Any]:
+    """One entry of a ``logprobs.content`` list: the token and its top alternatives."""
+    return {"token": text, "logprob": top.get(text, -5.0),
+            "top_logprobs": [{"token": t, "logprob": v} for t, v in top.items()]}
+
+
+def legacy_completion(text: str, top: dict[str, float] | None, finish: str = "length") -> httpx.Response:
+    """A legacy completions reply as llama-cpp-python's server writes it (one generated token)."""
+    logprobs = None if top is None else {
+        "tokens": [text], "text_offset": [0], "token_logprobs": [top.get(text, -5.0)], "top_logprobs": [top]}
+    choice = {"text": text, "index": 0, "logprobs": logprobs, "finish_reason": finish}
+    return httpx.Response(200, json={"choices": [choice], "usage": {"prompt_tokens": 9, "completion_tokens": 1}})
+
+
+PROBE_OK = completion("OK", [token("OK", {"OK": -0.1})])
+
+
+def fake_backend(server: FakeServer, **options: Any) -> OpenAICompatBackend:
+    """An OpenAI-compatible backend talking to ``server`` through httpx.MockTransport, without backoff sleeps."""
+    return OpenAICompatBackend("http://vllm.local:8000/v1", "judge-7b", transport=httpx.MockTransport(server),
+                               sleep=lambda s: None, **options)

@@ -1,0 +1,121 @@
+"""The ``completion`` prefill: request shapes and reply parsing, against fakes (no model).
+
+The real-server agreement with in-process scores is in test_http_backends.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import httpx
+import pytest
+from servers import PROBE_OK, FakeServer, fake_backend, legacy_completion, token
+
+from localeval.backends import make_backend
+from localeval.backends.base import DistributionRequest, Message
+from localeval.backends.openai_shapes import completion_tokens
+from localeval.chat import CHATML, JinjaChatFormat
+from localeval.errors import BackendError, ConfigError
+
+GRADE = (Message(role="system", content="Grade."), Message(role="user", content="2+2=4. Score 1-5."))
+SCORE = DistributionRequest(messages=GRADE, prefill="Score: ", candidates=tuple("12345"))
+CHATML_PROMPT = "<|im_start|>system\nGrade.<|im_end|>\n<|im_start|>user\n2+2=4. Score 1-5.<|im_end|>\n" \
+                "<|im_start|>assistant\nScore: "
+TOP = {"4": -0.9, "5": -1.5, " 3": -2.0, "\n": -3.0}
+LEGACY_PROBE = legacy_completion("OK", {"OK": -0.1})
+
+
+def test_the_client_renders_the_prompt_and_reads_the_first_position():
+    server = FakeServer([LEGACY_PROBE, legacy_completion("4", TOP)])
+    backend = fake_backend(server, prefill="completion", chat_template="chatml", extra_body={"cache_prompt": False})
+    assert backend.capabilities.distribution is True
+    reply = backend.candidate_distribution(SCORE)
+    assert server.paths == ["/v1/completions", "/v1/completions"]  # the probe too: the route scores use
+    assert server.bodies[1] == {"cache_prompt": False, "model": "judge-7b", "prompt": CHATML_PROMPT,
+                                "max_tokens": 1, "temperature": 0.0, "seed": 0, "logprobs": 20}
+    dist = reply.distribution
+    assert dist.logprobs == {"1": -math.inf, "2": -math.inf, "3": -2.0, "4": -0.9, "5": -1.5}
+    assert dist.covered_mass == pytest.approx(math.exp(-0.9) + math.exp(-1.5) + math.exp(-2.0), rel=1e-12)
+    assert reply.usage.prompt_tokens == 9
+    assert backend.fingerprint.settings["chat_template"] == JinjaChatFormat(CHATML).identity
+
+
+def test_llama_server_shape_and_its_own_template_from_props():
+    template = "{{ bos_token }}{% for m in messages %}[{{ m.role }}] {{ m.content }}{{ eos_token }}\n{% endfor %}" \
+               "{% if add_generation_prompt %}[assistant] {% endif %}"
+    props = {"chat_template": template, "bos_token": "<s>", "eos_token": "</s>", "build_info": "b6000"}
+    reply = httpx.Response(200, json={"choices": [{"text": "4", "index": 0, "finish_reason": "length",
+                                                   "logprobs": {"content": [token("4", TOP)]}}]})
+    server = FakeServer([PROBE_OK, reply], props=props)
+    backend = fake_backend(server, prefill="completion")
+    assert backend.capabilities.distribution is True
+    dist = backend.candidate_distribution(SCORE).distribution
+    # no "<s>": the server adds the BOS token itself when the model's vocabulary asks for it
+    assert server.bodies[1]["prompt"] == "[system] Grade.</s>\n[user] 2+2=4. Score 1-5.</s>\n[assistant] Score: "
+    assert dist.logprobs["4"] == -0.9 and dist.logprobs["3"] == -2.0
+
+
+def test_a_template_file(tmp_path):
+    path = tmp_path / "template.jinja"
+    path.write_text("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}<assistant>")
+    server = FakeServer([LEGACY_PROBE, legacy_completion("4", TOP)])
+    backend = fake_backend(server, prefill="completion", chat_template=str(path))
+    backend.candidate_distribution(SCORE)
+    assert server.bodies[1]["prompt"] == "<system>Grade.<user>2+2=4. Score 1-5.<assistant>Score: "
+    assert backend.fingerprint.settings["chat_template"] == JinjaChatFormat(path.read_text()).identity
+
+
+def test_template_problems_are_config_errors_at_construction(tmp_path):
+    with pytest.raises(ConfigError, match="the server does not report its template; set chat_template to 'chatml'"):
+        fake_backend(FakeServer([]), prefill="completion")
+    with pytest.raises(ConfigError, match=r"chat_template: cannot read .*missing.jinja: No such file"):
+        fake_backend(FakeServer([]), prefill="completion", chat_template=str(tmp_path / "missing.jinja"))
+    broken = tmp_path / "broken.jinja"
+    broken.write_text("{% for m in messages %}")
+    with pytest.raises(ConfigError, match=r"broken.jinja is not a valid template"):
+        fake_backend(FakeServer([]), prefill="completion", chat_template=str(broken))
+
+
+def test_a_template_that_refuses_the_messages_is_a_backend_error(tmp_path):
+    path = tmp_path / "strict.jinja"
+    path.write_text("{{ raise_exception('roles must alternate user/assistant') }}")
+    backend = fake_backend(FakeServer([LEGACY_PROBE]), prefill="completion", chat_template=str(path))
+    with pytest.raises(BackendError, match="cannot render these messages: roles must alternate"):
+        backend.candidate_distribution(SCORE)
+
+
+def test_no_logprobs_and_no_candidate_at_the_position():
+    null = fake_backend(FakeServer([legacy_completion("OK", None)]), prefill="completion", chat_template="chatml")
+    assert null.capabilities.distribution is False
+    assert "logprobs is null" in null.capabilities.notes["distribution"]
+    server = FakeServer([LEGACY_PROBE, legacy_completion("The", {"The": -0.2, "I": -1.0})])
+    backend = fake_backend(server, prefill="completion", chat_template="chatml")
+    with pytest.raises(BackendError, match=r"none of the candidates .* \(right after .*Score: '\); the top"):
+        backend.candidate_distribution(SCORE)
+
+
+def test_the_llama_cpp_python_preset_uses_it():
+    server = FakeServer([])
+    backend = make_backend("llama-cpp-python", transport=httpx.MockTransport(server))
+    settings = backend.fingerprint.settings
+    assert (settings["prefill"], settings["chat_template"]) == ("completion", JinjaChatFormat(CHATML).identity)
+    assert settings["base_url"] == "http://localhost:8000/v1"
+    other = make_backend("llama-cpp-python", transport=httpx.MockTransport(server), prefill="grammar")
+    assert "chat_template" not in other.fingerprint.settings  # only the completion prefill reads it
+
+
+@pytest.mark.parametrize(
+    ("logprobs", "expected"),
+    [
+        (None, None),
+        ({"tokens": [], "token_logprobs": [], "top_logprobs": []}, None),
+        ({"tokens": ["4"], "token_logprobs": [-0.3], "top_logprobs": [{"4": -0.3, "5": None}]},
+         [("4", -0.3, (("4", -0.3), ("5", -math.inf)))]),
+        ({"tokens": ["4"], "token_logprobs": [1e-7], "top_logprobs": [None]}, [("4", 0.0, ())]),
+        ({"content": [{"token": "4", "logprob": -0.3, "top_logprobs": [{"token": "4", "logprob": -0.3}]}]},
+         [("4", -0.3, (("4", -0.3),))]),
+    ],
+)
+def test_completion_tokens_reads_both_shapes(logprobs, expected):
+    tokens = completion_tokens({"text": "4", "logprobs": logprobs})
+    assert (None if tokens is None else [(t.text, t.logprob, t.top) for t in tokens]) == expected
