@@ -12,6 +12,14 @@ from localeval.metrics.exact_match import ExactMatch
 from localeval.metrics.geval import GEval
 from localeval.metrics.length import OutputLength
 from localeval.metrics.presets import PRESETS, preset_options
+from localeval.metrics.rag import (
+    AnswerRelevancy,
+    ContextualPrecision,
+    ContextualRecall,
+    ContextualRelevancy,
+    Faithfulness,
+    Hallucination,
+)
 
 _REGISTRY: dict[str, type[Metric]] = {}
 
@@ -22,7 +30,8 @@ def register_metric(cls: type[Metric]) -> type[Metric]:
     return cls
 
 
-for _builtin in (ExactMatch, GEval, OutputLength):
+for _builtin in (ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
+                 ContextualPrecision, ContextualRecall, ContextualRelevancy):
     register_metric(_builtin)
 
 
@@ -49,4 +58,8 @@ def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = 
         raise ConfigError(f"{prefix}{kind}{'.' + field if field else ''}: {message}") from err
 
 
-__all__ = ["ExactMatch", "GEval", "Metric", "Verdict", "build_metric", "metric_names", "register_metric"]
+__all__ = [
+    "AnswerRelevancy", "ContextualPrecision", "ContextualRecall", "ContextualRelevancy", "ExactMatch",
+    "Faithfulness", "GEval", "Hallucination", "Metric", "Verdict", "build_metric", "metric_names",
+    "register_metric",
+]

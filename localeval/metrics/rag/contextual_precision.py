@@ -1,0 +1,55 @@
+"""Contextual precision: are the retrieved nodes that matter ranked first?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from localeval.backends.base import Backend
+from localeval.case import TestCase
+from localeval.metrics.rag.base import Judgement, RagMetric, judge_verdicts, tally
+from localeval.metrics.rag.scores import weighted_cumulative_precision
+
+CHOICES = ("yes", "no")
+
+
+class ContextualPrecision(RagMetric):
+    """Weighted cumulative precision of ``retrieval_context``, in its rank order.
+
+    The judge gives each node a verdict: ``yes`` if it was useful for arriving
+    at ``expected_output`` (for ``input``), else ``no``. Score = the mean, over
+    the useful nodes' ranks k, of (useful nodes in the first k) / k; 0 when no
+    node is useful (:func:`~localeval.metrics.rag.scores.weighted_cumulative_precision`).
+    """
+
+    kind = "contextual_precision"
+    prompt_folder = "contextual_precision"
+
+    verdicts_prompt: Path | None = Field(None, description="Your own prompt file for the verdicts.")
+
+    def required_fields(self) -> tuple[str, ...]:
+        return ("input", "expected_output", "retrieval_context")
+
+    def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
+        nodes = list(case.retrieval_context or ())
+        prompt = self.render(
+            "verdicts",
+            self.verdicts_prompt,
+            input=case.input,
+            expected_output=case.expected_output,
+            retrieval_context=nodes,
+        )
+        verdicts = judge_verdicts(judge, prompt, len(nodes), CHOICES)
+        judged = [{"rank": k, "node": n, "verdict": v} for k, (n, v) in enumerate(zip(nodes, verdicts), start=1)]
+        counts = tally(verdicts, CHOICES)
+        ranks = [item["rank"] for item in judged if item["verdict"] == "yes"]
+        return Judgement(
+            score=weighted_cumulative_precision([v == "yes" for v in verdicts]),
+            summary=(
+                f"{counts['yes']} of {len(nodes)} retrieved nodes are useful"
+                f"{', at ranks ' + ', '.join(map(str, ranks)) if ranks else ''}."
+            ),
+            details={"verdicts": judged, "counts": counts},
+            reason_variables={"input": case.input, "expected_output": case.expected_output, "verdicts": judged},
+        )

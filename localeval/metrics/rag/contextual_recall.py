@@ -1,0 +1,62 @@
+"""Contextual recall: does the retrieval context hold everything the expected output says?"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import Field
+
+from localeval.backends.base import Backend
+from localeval.case import TestCase
+from localeval.errors import MetricInputError
+from localeval.metrics.rag.base import Judgement, RagMetric, judge_verdicts, tally
+from localeval.metrics.rag.scores import recall_score
+
+CHOICES = ("yes", "no")
+
+# A sentence ends at . ! or ? (perhaps closed by a quote or bracket) before white space,
+# or at a line break. Abbreviations ("e.g. this") split too: a cost we accept for a rule
+# that needs no model and gives the judge a fixed number of items.
+_BOUNDARY = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+|\s*\n\s*")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text``, stripped; none for blank text."""
+    return [s.strip() for s in _BOUNDARY.split(text) if s.strip()]
+
+
+class ContextualRecall(RagMetric):
+    """The share of ``expected_output``'s sentences that ``retrieval_context`` supports.
+
+    ``expected_output`` is split into sentences by :func:`split_sentences` (no
+    model involved), and the judge gives each a verdict: ``yes`` if the retrieval
+    context supports it, else ``no``. Score = supported / sentences
+    (:func:`~localeval.metrics.rag.scores.recall_score`). An expected output of
+    only white space is a missing field, not a score.
+    """
+
+    kind = "contextual_recall"
+    prompt_folder = "contextual_recall"
+
+    verdicts_prompt: Path | None = Field(None, description="Your own prompt file for the verdicts.")
+
+    def required_fields(self) -> tuple[str, ...]:
+        return ("expected_output", "retrieval_context")
+
+    def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
+        sentences = split_sentences(case.expected_output or "")
+        if not sentences:
+            raise MetricInputError(self.display_name, "expected_output", "expected_output has no sentences")
+        prompt = self.render(
+            "verdicts", self.verdicts_prompt, retrieval_context=case.retrieval_context, sentences=sentences
+        )
+        verdicts = judge_verdicts(judge, prompt, len(sentences), CHOICES)
+        judged = [{"sentence": s, "verdict": v} for s, v in zip(sentences, verdicts)]
+        counts = tally(verdicts, CHOICES)
+        return Judgement(
+            score=recall_score([v == "yes" for v in verdicts]),
+            summary=f"The retrieval context supports {counts['yes']} of {len(sentences)} expected sentences.",
+            details={"sentences": sentences, "verdicts": judged, "counts": counts},
+            reason_variables={"retrieval_context": case.retrieval_context, "verdicts": judged},
+        )
