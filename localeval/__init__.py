@@ -18,6 +18,7 @@ from localeval.backends.base import (
     JsonRequest,
     Message,
 )
+from localeval.backends import make_backend
 from localeval.cache import CachedBackend, open_cache
 from localeval.case import Golden, TestCase, ToolCall
 from localeval.catalog import ModelCatalog, ModelSpec
@@ -31,7 +32,20 @@ from localeval.errors import (
     LocalevalError,
     SchemaViolation,
 )
-from localeval.metrics import ExactMatch, GEval, Metric, Verdict, build_metric, register_metric
+from localeval.metrics import (
+    AnswerRelevancy,
+    ContextualPrecision,
+    ContextualRecall,
+    ContextualRelevancy,
+    ExactMatch,
+    Faithfulness,
+    GEval,
+    Hallucination,
+    Metric,
+    Verdict,
+    build_metric,
+    register_metric,
+)
 from localeval.results import CaseResult, MetricResult, RunReport
 from localeval.runner import evaluate
 
@@ -39,6 +53,8 @@ if TYPE_CHECKING:
     from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
 
 __all__ = [
+    "AnswerRelevancy", "ContextualPrecision", "ContextualRecall", "ContextualRelevancy",
+    "Faithfulness", "Hallucination", "make_backend",
     "Backend", "BackendError", "BackendUnavailable", "CachedBackend", "CandidateDistribution",
     "Capabilities", "CaseResult", "ConfigError", "Dataset", "DatasetError", "DistributionReply",
     "DistributionRequest", "ExactMatch", "Fingerprint", "GEval", "Golden", "JsonReply",
