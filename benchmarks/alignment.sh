@@ -3,6 +3,7 @@
 # with the default model, comparing scoring methods on the same judge in one command each.
 # Usage: benchmarks/alignment.sh OUT_DIR [all|qags|topical|baseline|qags-sampling|topical-sampling] [SAMPLING_LIMIT]
 # The README's table: benchmarks/alignment.sh OUT all 60, then python benchmarks/alignment_table.py OUT
+# JUDGE_MODEL=/path/to/model.gguf (or a model name) measures another judge.
 # Writes OUT_DIR/<set>-<dimension>.{json,jsonl}; the README's table comes from the JSON files.
 set -euo pipefail
 out=${1:?output folder}; which=${2:-all}; sampling_limit=${3:-}
@@ -12,7 +13,8 @@ mkdir -p "$out"
 meta() {  # name file metric human methods... -- extra options
   local name=$1 file=$2 metric=$3 human=$4; shift 4
   /usr/bin/time -f "$name: %e s wall" localeval meta-eval "$data/$file" -m "$metric" --human "$human" \
-    --threads 1 --out "$out/$name.jsonl" --report "$out/$name.json" "$@" || [ $? -eq 3 ]
+    --threads 1 ${JUDGE_MODEL:+--model "$JUDGE_MODEL"} --out "$out/$name.jsonl" --report "$out/$name.json" "$@" \
+    || [ $? -eq 3 ]
 }
 
 if [ "$which" = qags ] || [ "$which" = all ]; then
