@@ -24,13 +24,13 @@ import statistics
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localeval.backends.base import Backend, DistributionRequest, JsonRequest
 from localeval.case import CASE_FIELDS, TestCase
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
-from localeval.metrics.base import Metric, Verdict
+from localeval.metrics.base import Metric, Verdict, strict_requested
 from localeval.prompts import RenderedPrompt, load_prompt
 
 MAX_STEPS = 8
@@ -110,13 +110,7 @@ class GEval(Metric):
     @model_validator(mode="before")
     @classmethod
     def _strict(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        try:  # read it as pydantic will: "false" and "0" are False
-            strict = TypeAdapter(bool).validate_python(data.get("strict_mode", False))
-        except ValidationError:
-            return data  # field validation reports it
-        return {**data, "score_range": (0, 1), "threshold": 1.0} if strict else data
+        return {**data, "score_range": (0, 1), "threshold": 1.0} if strict_requested(data) else data
 
     @model_validator(mode="after")
     def _check(self) -> GEval:

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import Field, TypeAdapter, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from localeval.backends.base import Backend, JsonRequest
 from localeval.case import TestCase
 from localeval.errors import BackendError, PromptError
-from localeval.metrics.base import Metric, Verdict
+from localeval.metrics.base import Metric, Verdict, strict_requested
 from localeval.metrics.geval import REASON_SCHEMA
 from localeval.prompts import RenderedPrompt, load_prompt
 
@@ -153,13 +153,7 @@ class RagMetric(Metric):
     @model_validator(mode="before")
     @classmethod
     def _strict(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        try:  # read it as pydantic will: "false" and "0" are False
-            strict = TypeAdapter(bool).validate_python(data.get("strict_mode", False))
-        except ValidationError:
-            return data  # field validation reports it
-        return {**data, "threshold": 0.0 if cls.lower_is_better else 1.0} if strict else data
+        return {**data, "threshold": 0.0 if cls.lower_is_better else 1.0} if strict_requested(data) else data
 
     def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
         raise NotImplementedError
