@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localeval.errors import ConfigError, ModelNotFound
+from localeval.files import write_text_atomically
 from localeval.resources import data_path
 
 ChatTemplateKind = Literal["gguf", "chatml", "plain"]
@@ -135,10 +136,8 @@ class ModelCatalog:
 
     def _write_registry(self, specs: list[ModelSpec]) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
-        tmp = self.registry_file.with_suffix(".tmp")
         payload = {"models": [s.model_dump(mode="json", exclude_defaults=True) for s in specs]}
-        tmp.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, self.registry_file)
+        write_text_atomically(self.registry_file, json.dumps(payload, indent=2) + "\n")
 
 
 def _read_manifest(path: Path) -> list[ModelSpec]:

@@ -14,8 +14,6 @@ import itertools
 import json
 import os
 import re
-import stat
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -26,6 +24,7 @@ from pydantic import ValidationError
 
 from localeval.case import CASE_FIELDS, LIST_FIELDS, TestCase
 from localeval.errors import DatasetError
+from localeval.files import write_text_atomically
 
 __all__ = ["Dataset", "Format", "UnknownFields", "read_records"]
 
@@ -458,27 +457,11 @@ def _csv_cell(value: Any, delimiter: str) -> str:
 
 
 def _write_atomically(name: str, text: str) -> None:
-    """Write ``text`` to a file so that a crash leaves the old file or the new one, never half."""
+    """Write ``text`` atomically; a failure is a ``DatasetError`` naming the file."""
     path = Path(name)
     if path.is_dir():
         raise DatasetError("is a directory", path=name)
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o644  # mkstemp makes files private (0600); a dataset is no secret
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        write_text_atomically(path, text)
     except OSError as exc:
         raise DatasetError(f"cannot write: {exc.strerror}", path=name) from exc
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)  # atomic within one file system, hence the same directory
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise DatasetError(f"cannot write: {exc.strerror}", path=name) from exc
-        raise

@@ -27,6 +27,7 @@ from localeval.backends.base import Backend, Fingerprint
 from localeval.case import CASE_FIELDS, LIST_FIELDS, TestCase
 from localeval.dataset import Dataset, read_records
 from localeval.errors import ConfigError, DatasetError, first_problem
+from localeval.files import write_text_atomically
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
 from localeval.results import MetricResult, RunStats
@@ -326,6 +327,4 @@ def _check_keypath(keypath: str, what: str) -> None:
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomically(path, text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localeval.backends.base import Fingerprint
 from localeval.errors import InputError, first_problem
+from localeval.files import write_text_atomically
 
 #: The JSON report's format version. Readers refuse versions they do not know.
 REPORT_FORMAT = 1
@@ -114,9 +114,7 @@ class RunReport(BaseModel):
     def save(self, path: Path) -> None:
         """Write the report atomically: a crash never leaves half a file."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_text_atomically(path, self.model_dump_json(indent=2) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> RunReport:

@@ -1,0 +1,32 @@
+"""Writing files so that a crash leaves the old file or the new one, never half of one."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder.
+
+    The file keeps its permissions when it is replaced, and a new one gets 0644
+    (a temporary file starts private). Raises ``OSError``; the temporary file is
+    removed whatever goes wrong.
+    """
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)  # atomic within one file system, hence the same folder
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
