@@ -50,6 +50,9 @@ class CaseResult(BaseModel):
     index: int
     name: str | None = None
     location: str | None = Field(None, description="Where the case came from: 'file:line'.")
+    inputs: dict[str, Any] = Field(
+        default_factory=dict, description="The test case's non-empty fields, as judged."
+    )
     results: list[MetricResult]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from localeval.backends.base import Backend
 from localeval.cache import CachedBackend
+from localeval.case import TestCase
 from localeval.dataset import Dataset
 from localeval.errors import BackendError, ConfigError, DatasetError, MetricInputError, PromptError
 from localeval.metrics.base import Metric
@@ -63,7 +64,11 @@ def evaluate(
             results.append(result)
             if on_result is not None:
                 on_result(index, result)
-        cases.append(CaseResult(index=index, name=case.name, location=location, results=results))
+        cases.append(
+            CaseResult(
+                index=index, name=case.name, location=location, inputs=case_inputs(case), results=results
+            )
+        )
     return RunReport(
         run_id=uuid.uuid4().hex[:12],
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -77,6 +82,11 @@ def evaluate(
         ],
         stats=_stats(judge, time.perf_counter() - start),
     )
+
+
+def case_inputs(case: TestCase) -> dict[str, Any]:
+    """A case's fields as a report shows them: the empty ones left out."""
+    return case.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
 
 
 def _prepared(metric: Metric, judge: Backend | None) -> Metric:
