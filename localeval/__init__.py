@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from localeval.backends import make_backend
 from localeval.backends.base import (
     Backend,
     Capabilities,
@@ -18,7 +19,6 @@ from localeval.backends.base import (
     JsonRequest,
     Message,
 )
-from localeval.backends import make_backend
 from localeval.cache import CachedBackend, open_cache
 from localeval.case import Golden, TestCase, ToolCall
 from localeval.catalog import ModelCatalog, ModelSpec
@@ -53,14 +53,48 @@ if TYPE_CHECKING:
     from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
 
 __all__ = [
-    "AnswerRelevancy", "ContextualPrecision", "ContextualRecall", "ContextualRelevancy",
-    "Faithfulness", "Hallucination", "make_backend",
-    "Backend", "BackendError", "BackendUnavailable", "CachedBackend", "CandidateDistribution",
-    "Capabilities", "CaseResult", "ConfigError", "Dataset", "DatasetError", "DistributionReply",
-    "DistributionRequest", "ExactMatch", "Fingerprint", "GEval", "Golden", "JsonReply",
-    "JsonRequest", "LlamaCppBackend", "LlamaCppOptions", "LocalevalError", "Message", "Metric",
-    "MetricResult", "ModelCatalog", "ModelSpec", "RunReport", "SchemaViolation", "TestCase",
-    "ToolCall", "Verdict", "build_metric", "evaluate", "open_cache", "register_metric",
+    "AnswerRelevancy",
+    "Backend",
+    "BackendError",
+    "BackendUnavailable",
+    "CachedBackend",
+    "CandidateDistribution",
+    "Capabilities",
+    "CaseResult",
+    "ConfigError",
+    "ContextualPrecision",
+    "ContextualRecall",
+    "ContextualRelevancy",
+    "Dataset",
+    "DatasetError",
+    "DistributionReply",
+    "DistributionRequest",
+    "ExactMatch",
+    "Faithfulness",
+    "Fingerprint",
+    "GEval",
+    "Golden",
+    "Hallucination",
+    "JsonReply",
+    "JsonRequest",
+    "LlamaCppBackend",
+    "LlamaCppOptions",
+    "LocalevalError",
+    "Message",
+    "Metric",
+    "MetricResult",
+    "ModelCatalog",
+    "ModelSpec",
+    "RunReport",
+    "SchemaViolation",
+    "TestCase",
+    "ToolCall",
+    "Verdict",
+    "build_metric",
+    "evaluate",
+    "make_backend",
+    "open_cache",
+    "register_metric",
 ]
 
 

@@ -26,7 +26,12 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localeval.errors import BackendError, BackendUnavailable, ConfigError, first_problem
+from localeval.errors import (
+    BackendError,
+    BackendUnavailable,
+    ConfigError,
+    first_problem,
+)
 
 #: Characters of a response body quoted in an error message.
 BODY_EXCERPT = 300

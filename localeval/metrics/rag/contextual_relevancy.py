@@ -8,7 +8,13 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
-from localeval.metrics.rag.base import Judgement, RagMetric, extract, judge_verdicts, tally
+from localeval.metrics.rag.base import (
+    Judgement,
+    RagMetric,
+    extract,
+    judge_verdicts,
+    tally,
+)
 from localeval.metrics.rag.scores import contextual_relevancy_score
 
 CHOICES = ("yes", "no")

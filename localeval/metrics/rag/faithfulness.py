@@ -9,7 +9,13 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
-from localeval.metrics.rag.base import Judgement, RagMetric, extract, judge_verdicts, tally
+from localeval.metrics.rag.base import (
+    Judgement,
+    RagMetric,
+    extract,
+    judge_verdicts,
+    tally,
+)
 from localeval.metrics.rag.scores import TERNARY, Ternary, faithfulness_score
 
 #: How many claims the judge may extract from an output, by default.
