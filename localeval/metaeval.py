@@ -27,11 +27,12 @@ from localeval.backends.base import Backend, Fingerprint
 from localeval.case import CASE_FIELDS, LIST_FIELDS, TestCase
 from localeval.dataset import Dataset, read_records
 from localeval.errors import ConfigError, DatasetError, first_problem
+from localeval.events import Events
 from localeval.files import write_text_atomically
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
 from localeval.results import MetricResult, RunStats
-from localeval.runner import ResultCallback, evaluate
+from localeval.runner import evaluate
 
 __all__ = [
     "ItemJudgment", "JudgmentSpec", "Judgments", "MetaEvalReport", "MethodAlignment",
@@ -186,7 +187,7 @@ def metric_variants(
         return [(NO_METHOD, build_metric(metric, options))]
     if methods and "scoring" in options:
         raise ConfigError("give the scoring method as a method or as the option 'scoring', not both")
-    chosen = list(dict.fromkeys(methods)) or [str(getattr(base, "scoring"))]
+    chosen = list(dict.fromkeys(methods)) or [str(getattr(base, "scoring"))]  # noqa: B009 -- not every Metric has it
     return [
         (m, build_metric(metric, {**options, "scoring": m, "name": f"{base.display_name} ({m})"}))
         for m in chosen
@@ -200,15 +201,15 @@ def meta_evaluate(
     methods: Sequence[str] = (),
     judge: Backend | None = None,
     *,
-    on_result: ResultCallback | None = None,
+    events: Events | None = None,
 ) -> MetaEvalReport:
     """Score every record with each method of ``metric`` and correlate with the human scores.
 
     ``methods`` are the values of the metric's ``scoring`` option to compare (see
-    :func:`metric_variants`); ``on_result`` is called after each item is scored.
+    :func:`metric_variants`); ``events`` hears of each item as it is scored.
     """
     variants = metric_variants(metric, options, methods)
-    run = evaluate(judgments.dataset, [m for _, m in variants], judge, on_result=on_result)
+    run = evaluate(judgments.dataset, [m for _, m in variants], judge, events=events)
     groups = judgments.groups
     items = [
         _item(result, method, line, value, groups[i] if groups is not None else None)

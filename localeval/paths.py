@@ -1,4 +1,4 @@
-"""Where localeval keeps pulled models and its cache. Read from the environment by the CLI only."""
+"""Where localeval keeps pulled models, its cache and its runs. Read from the environment by the CLI only."""
 
 from __future__ import annotations
 
@@ -11,14 +11,21 @@ from pathlib import Path
 class Paths:
     home: Path  #: pulled models and the model registry
     cache: Path  #: the judge-call cache
+    runs_dir: Path | None = None  #: runs' journals and reports; None: ``<home>/runs``
+
+    @property
+    def runs(self) -> Path:
+        """Where runs keep their journal and reports unless ``--run-dir`` says otherwise."""
+        return self.runs_dir or self.home / "runs"
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Paths:
-        """``LOCALEVAL_HOME`` and ``LOCALEVAL_CACHE_DIR``, else the XDG folders."""
+        """``LOCALEVAL_HOME``, ``LOCALEVAL_CACHE_DIR`` and ``LOCALEVAL_RUNS_DIR``, else the XDG folders."""
         user = Path(environ.get("HOME") or Path.home())
         data = Path(environ.get("XDG_DATA_HOME") or user / ".local" / "share")
         cache = Path(environ.get("XDG_CACHE_HOME") or user / ".cache")
         return cls(
             home=Path(environ.get("LOCALEVAL_HOME") or data / "localeval"),
             cache=Path(environ.get("LOCALEVAL_CACHE_DIR") or cache / "localeval"),
+            runs_dir=Path(environ["LOCALEVAL_RUNS_DIR"]) if environ.get("LOCALEVAL_RUNS_DIR") else None,
         )

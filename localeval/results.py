@@ -91,6 +91,7 @@ class RunStats(BaseModel):
     model_calls: int | None = None
     cache_hits: int | None = None
     duration_s: float = 0.0
+    resumed: int = Field(0, description="Results read back from the run's journal, not computed again.")
 
 
 class RunReport(BaseModel):

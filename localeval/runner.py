@@ -1,11 +1,22 @@
-"""Running metrics over a dataset and collecting the report."""
+"""Running metrics over a dataset: scheduling, concurrency, the journal, and the report.
+
+``evaluate`` measures every (case, metric) pair once, in the order
+:mod:`localeval.schedule` gives, on as many threads as the judge serves requests
+at once (one for the in-process model). Each finished result goes to the journal
+(when the run has one) before anything else happens, then to the event
+subscribers, from the thread that called ``evaluate``. Results already in the journal are not computed again. The report
+lists the results in input order whatever order they were computed in.
+"""
 
 from __future__ import annotations
 
 import time
+import traceback
 import uuid
-from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from collections.abc import Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
 
@@ -13,12 +24,51 @@ from localeval.backends.base import Backend
 from localeval.cache import CachedBackend
 from localeval.case import TestCase
 from localeval.dataset import Dataset
-from localeval.errors import BackendError, ConfigError, DatasetError, MetricInputError, PromptError
+from localeval.errors import (
+    BackendError,
+    ConfigError,
+    DatasetError,
+    LocalevalError,
+    MetricInputError,
+    PromptError,
+)
+from localeval.events import (
+    Events,
+    MetricFinished,
+    MetricStarted,
+    RunFinished,
+    RunStarted,
+)
+from localeval.journal import Journal
 from localeval.metrics.base import Metric
-from localeval.results import CaseResult, MetricResult, MetricSummary, RunReport, RunStats
+from localeval.results import (
+    CaseResult,
+    MetricResult,
+    MetricSummary,
+    RunReport,
+    RunStats,
+)
+from localeval.schedule import Order, Task, plan
 
-#: Called after each (case, metric) result: (case index, result).
-ResultCallback = Callable[[int, MetricResult], None]
+Done = dict[tuple[int, str], MetricResult]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run: the order of the calls, threads, and whether the first error stops the run."""
+
+    order: Order = "prefix"
+    workers: int | None = None  #: None: as many as the judge serves at once (1 in-process)
+    fail_fast: bool = False
+    config: dict[str, Any] = field(default_factory=dict)  #: recorded in the report
+
+
+class RunInterrupted(LocalevalError):
+    """Ctrl-C: the run stopped; what finished is in the journal."""
+
+    def __init__(self, run_id: str, finished: int, total: int) -> None:
+        super().__init__(f"run {run_id} interrupted after {finished} of {total} results")
+        self.run_id, self.finished, self.total = run_id, finished, total
 
 
 def check_inputs(dataset: Dataset, metrics: Sequence[Metric]) -> None:
@@ -49,44 +99,164 @@ def evaluate(
     metrics: Sequence[Metric],
     judge: Backend | None = None,
     *,
-    config: dict[str, Any] | None = None,
-    on_result: ResultCallback | None = None,
+    options: RunOptions | None = None,
+    events: Events | None = None,
+    journal: Journal | None = None,
 ) -> RunReport:
-    """Score every case with every metric, case by case (a case's metrics share its prompt prefix)."""
+    """Score every case with every metric; see the module's docstring for how."""
+    options = options or RunOptions()
+    events = events or Events()
     check_inputs(dataset, metrics)
     start = time.perf_counter()
-    metrics = [_prepared(m, judge) for m in metrics]
-    cases: list[CaseResult] = []
-    for index, (case, location) in enumerate(zip(dataset.cases, dataset.locations)):
-        results = []
-        for metric in metrics:
-            result = metric.measure(case, judge)
-            results.append(result)
-            if on_result is not None:
-                on_result(index, result)
-        cases.append(
-            CaseResult(
-                index=index, name=case.name, location=location, inputs=case_inputs(case), results=results
-            )
-        )
-    return RunReport(
-        run_id=uuid.uuid4().hex[:12],
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    run_id, created_at = _identity(journal)
+    done: Done = dict(journal.done) if journal is not None else {}
+    names = tuple(m.display_name for m in metrics)
+    tasks = [t for t in plan(dataset.cases, metrics, options.order) if (t.case, names[t.metric]) not in done]
+    events.emit(RunStarted(run_id, len(dataset), names, len(dataset) * len(metrics), len(dataset) * len(metrics) - len(tasks)))
+    prepared = [_prepared(m, judge) if any(t.metric == i for t in tasks) else m for i, m in enumerate(metrics)]
+    execution = _Execution(dataset.cases, prepared, judge, events, journal, done)
+    stopped = execution.run(tasks, _workers(options, judge), options.fail_fast, run_id)
+    report = RunReport(
+        run_id=run_id,
+        created_at=created_at,
         localeval_version=version("localeval"),
-        config=config or {},
+        config=options.config,
         backend=judge.fingerprint if judge is not None else None,
-        cases=cases,
-        summary=[
-            MetricSummary.of(m.display_name, [c.results[i] for c in cases])
-            for i, m in enumerate(metrics)
-        ],
-        stats=_stats(judge, time.perf_counter() - start),
+        cases=_case_results(dataset, metrics, done, stopped),
+        summary=[],
+        stats=_stats(judge, time.perf_counter() - start, resumed=len(dataset) * len(metrics) - len(tasks)),
     )
+    report = report.model_copy(update={"summary": _summaries(report.cases, names)})
+    events.emit(RunFinished(run_id, report.stats.duration_s, report))
+    return report
+
+
+class _Execution:
+    """The measuring part of one run: a task in, a result recorded, journaled and announced."""
+
+    def __init__(self, cases: Sequence[TestCase], metrics: Sequence[Metric], judge: Backend | None,
+                 events: Events, journal: Journal | None, done: Done) -> None:
+        self.cases, self.metrics, self.judge = cases, metrics, judge
+        self.events, self.journal, self.done = events, journal, done
+
+    def run(self, tasks: list[Task], workers: int, fail_fast: bool, run_id: str) -> Task | None:
+        """Measure ``tasks``; returns the task whose error stopped a fail-fast run, else None."""
+        try:
+            if workers <= 1:
+                return self._sequential(tasks, fail_fast)
+            return self._parallel(tasks, workers, fail_fast)
+        except KeyboardInterrupt:
+            raise RunInterrupted(run_id, len(self.done), len(self.cases) * len(self.metrics)) from None
+
+    def _sequential(self, tasks: list[Task], fail_fast: bool) -> Task | None:
+        for task in tasks:
+            if self._record(self._measure(task)) and fail_fast:
+                return task
+        return None
+
+    def _parallel(self, tasks: list[Task], workers: int, fail_fast: bool) -> Task | None:
+        pending: Iterator[Task] = iter(tasks)
+        stopped: Task | None = None
+        with ThreadPoolExecutor(workers, thread_name_prefix="localeval") as pool:
+            running: dict[Future[MetricFinished], Task] = {}
+            try:
+                while True:
+                    while stopped is None and len(running) < workers and (task := next(pending, None)):
+                        running[pool.submit(self._measure, task)] = task
+                    if not running:
+                        return stopped
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        task = running.pop(future)
+                        if self._record(future.result()) and fail_fast and stopped is None:
+                            stopped = task
+            except KeyboardInterrupt:
+                for future in running:
+                    future.cancel()
+                raise
+
+    def _measure(self, task: Task) -> MetricFinished:
+        """The result of one task, as the event that announces it (not yet sent)."""
+        metric, case = self.metrics[task.metric], self.cases[task.case]
+        self.events.emit(MetricStarted(task.case, metric.display_name))
+        before = _thread_stats(self.judge)
+        try:
+            result = metric.measure(case, self.judge)
+        except Exception as err:  # noqa: BLE001 -- a bug in a metric (a user's, say) is that case's error, not the run's end
+            result = _unexpected(metric, err)
+        after = _thread_stats(self.judge)
+        return MetricFinished(task.case, result, result.duration_s, after[0] - before[0], after[1] - before[1])
+
+    def _record(self, finished: MetricFinished) -> bool:
+        """Journal the result, keep it, then announce it; True when it is an error."""
+        result = finished.result
+        if self.journal is not None:
+            self.journal.append(finished.case_index, result)
+        self.done[(finished.case_index, result.metric)] = result
+        self.events.emit(finished)
+        return result.errored
+
+
+def _unexpected(metric: Metric, err: Exception) -> MetricResult:
+    return MetricResult(
+        metric=metric.display_name, kind=metric.kind, threshold=metric.threshold,
+        error=f"unexpected {type(err).__name__}: {err}",
+        details={"traceback": traceback.format_exc(limit=-8)},
+    )
+
+
+def _thread_stats(judge: Backend | None) -> tuple[int, int]:
+    if isinstance(judge, CachedBackend):
+        stats = judge.thread_stats()
+        return stats.model_calls, stats.hits
+    return 0, 0
+
+
+def _workers(options: RunOptions, judge: Backend | None) -> int:
+    if options.workers is not None:
+        return options.workers
+    return judge.capabilities.parallel_requests if judge is not None else 1
+
+
+def _identity(journal: Journal | None) -> tuple[str, str]:
+    if journal is not None:
+        return journal.header.run_id, journal.header.created_at
+    return new_run_id(), now()
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def case_inputs(case: TestCase) -> dict[str, Any]:
     """A case's fields as a report shows them: the empty ones left out."""
     return case.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+
+
+def _case_results(dataset: Dataset, metrics: Sequence[Metric], done: Done, stopped: Task | None) -> list[CaseResult]:
+    return [
+        CaseResult(
+            index=index, name=case.name, location=location, inputs=case_inputs(case),
+            results=[done.get((index, m.display_name)) or _not_run(m, dataset, stopped) for m in metrics],
+        )
+        for index, (case, location) in enumerate(zip(dataset.cases, dataset.locations))
+    ]
+
+
+def _not_run(metric: Metric, dataset: Dataset, stopped: Task | None) -> MetricResult:
+    where = f"case {stopped.case + 1} ({dataset.locations[stopped.case]})" if stopped else "an earlier error"
+    return MetricResult(
+        metric=metric.display_name, kind=metric.kind, threshold=metric.threshold,
+        error=f"not run: --fail-fast stopped the run at the error of {where}",
+    )
+
+
+def _summaries(cases: list[CaseResult], names: Sequence[str]) -> list[MetricSummary]:
+    return [MetricSummary.of(name, [c.results[i] for c in cases]) for i, name in enumerate(names)]
 
 
 def _prepared(metric: Metric, judge: Backend | None) -> Metric:
@@ -98,9 +268,9 @@ def _prepared(metric: Metric, judge: Backend | None) -> Metric:
         return metric
 
 
-def _stats(judge: Backend | None, duration: float) -> RunStats:
+def _stats(judge: Backend | None, duration: float, resumed: int) -> RunStats:
     if isinstance(judge, CachedBackend):
         return RunStats(
-            model_calls=judge.stats.model_calls, cache_hits=judge.stats.hits, duration_s=duration
+            model_calls=judge.stats.model_calls, cache_hits=judge.stats.hits, duration_s=duration, resumed=resumed
         )
-    return RunStats(duration_s=duration)
+    return RunStats(duration_s=duration, resumed=resumed)

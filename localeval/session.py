@@ -21,15 +21,24 @@ from localeval.console import (
     progress_bar,
 )
 from localeval.dataset import Dataset
-from localeval.judge import load_judge
 from localeval.errors import ConfigError, first_problem
-from localeval.metaeval import JudgmentSpec, load_judgments, meta_evaluate, metric_variants
+from localeval.events import Events
+from localeval.journal import Journal
+from localeval.judge import load_judge
+from localeval.metaeval import (
+    JudgmentSpec,
+    load_judgments,
+    meta_evaluate,
+    metric_variants,
+)
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.results import RunReport
-from localeval.runner import check_inputs, evaluate
+from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
+from localeval.runs import JOURNAL, find_run, resumed_config, start_run, write_reports
+from localeval.schedule import Order
 
-EXIT_OK, EXIT_FAILED, EXIT_ERRORED = 0, 1, 3
+EXIT_OK, EXIT_FAILED, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 3, 130
 
 
 def settings_from_cli(
@@ -89,8 +98,23 @@ def _backend_overrides(
     return base.model_copy(update={k: v for k, v in overrides.items() if v is not None})
 
 
-def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str]) -> int:
-    """Evaluate and report; returns the exit code."""
+@dataclass(frozen=True)
+class RunFlags:
+    """How ``localeval run`` runs, as opposed to what it evaluates (that is the RunConfig)."""
+
+    resume: str | None = None  #: a run id or directory to finish
+    run_dir: Path | None = None
+    fail_fast: bool = False
+    order: Order = "prefix"
+
+
+def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str],
+        flags: RunFlags | None = None) -> int:
+    """Evaluate and report, journaling every result; returns the exit code."""
+    flags = flags or RunFlags()
+    journal = Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) if flags.resume else None
+    if journal is not None:
+        config = resumed_config(journal)
     if config.dataset.path is None:
         raise ConfigError("no dataset given (a file argument, or [dataset] path in --config)")
     dataset = Dataset.load(
@@ -102,20 +126,28 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     )
     metrics = config.build_metrics()
     check_inputs(dataset, metrics)
-    with ExitStack() as stack:
+    if journal is None:
+        names = [m.display_name for m in metrics]
+        journal = start_run(config, names, len(dataset), flags.run_dir, paths.runs)
+    run_dir = journal.path.parent
+    with journal, ExitStack() as stack:
+        err.print(f"Run {journal.header.run_id}: {run_dir}", highlight=False)
         needed = any(m.needs_judge for m in metrics)
         judge = load_judge(config.backend, config.cache, paths, environ, stack, err) if needed else None
-        with progress_bar(err, len(dataset) * len(metrics)) as advance:
-            report = evaluate(
-                dataset, metrics, judge,
-                config=config.model_dump(mode="json"),
-                on_result=lambda _, result: advance(result),
-            )
+        options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"))
+        with progress_bar(err) as listen:
+            try:
+                report = evaluate(dataset, metrics, judge, options=options, events=Events(listen), journal=journal)
+            except RunInterrupted as stop:
+                err.print(
+                    f"Interrupted: {stop.finished} of {stop.total} results are saved. "
+                    f"Resume with: localeval run --resume {run_dir}", highlight=False, soft_wrap=True,
+                )
+                return EXIT_INTERRUPTED
     print_report(out, report)
     print_errors(err, report)
-    if config.report.path is not None:
-        report.save(config.report.path)
-        out.print(f"Report: {config.report.path}")
+    written = write_reports(report, run_dir, config.report)
+    out.print("Reports: " + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
     return _exit_code(report)
 
 
@@ -197,10 +229,9 @@ def meta_eval(
     with ExitStack() as stack:
         needed = any(m.needs_judge for m in metrics)
         judge = load_judge(settings.backend, settings.cache, paths, environ, stack, err) if needed else None
-        with progress_bar(err, len(judgments.dataset) * len(metrics)) as advance:
+        with progress_bar(err) as listen:
             report = meta_evaluate(
-                judgments, settings.metric, settings.options, settings.methods, judge,
-                on_result=lambda _, result: advance(result),
+                judgments, settings.metric, settings.options, settings.methods, judge, events=Events(listen)
             )
     print_alignment(out, report)
     print_item_errors(err, report)
@@ -231,4 +262,4 @@ def _option_value(text: str) -> Any:
         return text
 
 
-__all__ = ["MetaEvalSettings", "meta_eval", "meta_eval_settings_from_cli", "run", "settings_from_cli", "Metric"]
+__all__ = ["MetaEvalSettings", "Metric", "meta_eval", "meta_eval_settings_from_cli", "run", "settings_from_cli"]

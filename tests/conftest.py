@@ -18,6 +18,14 @@ from localeval.paths import Paths
 from servers import FAST_RETRIES, KEY, ServerProcess
 
 
+@pytest.fixture(scope="session", autouse=True)
+def runs_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Runs started by tests (the CLI's, in subprocesses too) keep their journals out of $HOME."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOCALEVAL_RUNS_DIR", str(tmp_path_factory.mktemp("runs")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def default_model() -> tuple[ModelSpec, Path]:
     catalog = ModelCatalog(Paths.from_environ(os.environ).home)

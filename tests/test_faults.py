@@ -24,7 +24,14 @@ from typing import Any, ClassVar
 
 import httpx
 import pytest
-from servers import FAST_RETRIES, ServerProcess, completion, free_port, legacy_completion, token
+from servers import (
+    FAST_RETRIES,
+    ServerProcess,
+    completion,
+    free_port,
+    legacy_completion,
+    token,
+)
 
 from localeval.backends import make_backend
 from localeval.backends.base import Backend, JsonRequest, Message
@@ -33,10 +40,13 @@ from localeval.case import TestCase
 from localeval.dataset import Dataset
 from localeval.distribution import renormalize
 from localeval.errors import BackendUnavailable
+from localeval.events import Events, MetricFinished
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric, Verdict
-from localeval.results import MetricResult
-from localeval.runner import evaluate
+from localeval.runner import RunOptions, evaluate
+
+#: These tests script faults per call: one call at a time, case by case.
+IN_ORDER = RunOptions(order="input", workers=1)
 
 GEVAL = {"criteria": "The answer is correct.", "include_reason": False,
          "evaluation_steps": ["Check that the answer is correct."]}
@@ -118,7 +128,9 @@ def test_every_fault_is_a_per_case_error_and_the_run_goes_on(prefill):
                                   timeout=0.5, **FAST_RETRIES)
     seen: list[tuple[int, str]] = []
     metrics = [build_metric("geval", GEVAL), VerdictCheck()]
-    report = evaluate(dataset(FAULTS), metrics, backend, on_result=lambda i, r: seen.append((i, r.metric)))
+    report = evaluate(dataset(FAULTS), metrics, backend, options=IN_ORDER,
+                      events=Events(lambda e: seen.append((e.case_index, e.result.metric))
+                                    if isinstance(e, MetricFinished) else None))
     backend.close()
 
     assert seen == [(i, m) for i in range(len(FAULTS)) for m in ("geval", "verdict-check")]
@@ -202,7 +214,7 @@ def slow_server() -> Iterator[SlowServer]:
 def test_a_reply_slower_than_the_timeout(slow_server):
     backend = make_backend("llama-cpp-python", base_url=slow_server.url, timeout=0.5, **FAST_RETRIES)
     start = time.monotonic()
-    report = evaluate(dataset(("ok", "slow", "ok")), [build_metric("geval", GEVAL)], backend)
+    report = evaluate(dataset(("ok", "slow", "ok")), [build_metric("geval", GEVAL)], backend, options=IN_ORDER)
     elapsed = time.monotonic() - start
     backend.close()
     results = [case.results[0] for case in report.cases]
@@ -219,15 +231,16 @@ def test_a_reply_slower_than_the_timeout(slow_server):
 def test_a_server_killed_after_the_second_case(default_model, tmp_path):
     server = ServerProcess.llama_cpp_python(default_model[1], tmp_path / "log.txt")
 
-    def kill_after_second_case(index: int, result: MetricResult) -> None:
-        if index == 1 and result.metric == "verdict-check":
+    def kill_after_second_case(event: object) -> None:
+        if isinstance(event, MetricFinished) and event.case_index == 1 and event.result.metric == "verdict-check":
             server.kill()
 
     try:
         backend = make_backend("llama-cpp-python", base_url=server.url, **FAST_RETRIES)
         try:
             metrics = [build_metric("geval", GEVAL), VerdictCheck()]
-            report = evaluate(dataset(("ok",) * 5), metrics, backend, on_result=kill_after_second_case)
+            report = evaluate(dataset(("ok",) * 5), metrics, backend, options=IN_ORDER,
+                              events=Events(kill_after_second_case))
         finally:
             backend.close()
     finally:

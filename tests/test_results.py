@@ -13,6 +13,7 @@ from localeval.backends.base import Fingerprint
 from localeval.case import TestCase
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError, DatasetError, InputError
+from localeval.events import Events, MetricFinished
 from localeval.metrics import ExactMatch, GEval
 from localeval.results import (
     REPORT_FORMAT,
@@ -22,7 +23,7 @@ from localeval.results import (
     RunReport,
     RunStats,
 )
-from localeval.runner import check_inputs, evaluate
+from localeval.runner import RunOptions, check_inputs, evaluate
 
 
 def result(score: float | None, passed: bool | None, error: str | None = None) -> MetricResult:
@@ -170,11 +171,16 @@ CASES = [
 
 def test_evaluate_returns_results_in_input_order() -> None:
     seen: list[tuple[int, str, float | None]] = []
+
+    def listen(event: object) -> None:
+        if isinstance(event, MetricFinished):
+            seen.append((event.case_index, event.result.metric, event.result.score))
+
     report = evaluate(
         Dataset.from_cases(CASES),
         [ExactMatch(), ExactMatch(name="loose", ignore_case=True)],
-        config={"note": "test"},
-        on_result=lambda index, r: seen.append((index, r.metric, r.score)),
+        options=RunOptions(order="input", config={"note": "test"}),
+        events=Events(listen),
     )
     assert [c.index for c in report.cases] == [0, 1, 2]
     assert [c.name for c in report.cases] == ["first", None, "third"]

@@ -110,6 +110,9 @@ class Capabilities(BaseModel):
     max_top_logprobs: int | None = Field(
         None, description="Cap on log-probabilities per position; None when unlimited."
     )
+    parallel_requests: int = Field(
+        1, ge=1, description="Requests it serves at once; a run keeps this many in flight."
+    )
     notes: dict[str, str] = Field(
         default_factory=dict,
         description="Why a capability is missing or limited, by capability name (for people, not code).",

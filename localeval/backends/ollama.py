@@ -101,7 +101,7 @@ class OllamaBackend:
 
     @property
     def capabilities(self) -> Capabilities:
-        return position_capabilities(self._notes, self.options.top_logprobs)
+        return position_capabilities(self._notes, self.options.top_logprobs, self.options.max_concurrency)
 
     @property
     def fingerprint(self) -> Fingerprint:

@@ -34,8 +34,17 @@ from localeval.backends.base import (
     JsonReply,
     JsonRequest,
 )
-from localeval.backends.completions import completion_body, completion_chat_format, render_prompt
-from localeval.backends.http import HttpClient, HttpOptions, HttpStatusError, is_loopback
+from localeval.backends.completions import (
+    completion_body,
+    completion_chat_format,
+    render_prompt,
+)
+from localeval.backends.http import (
+    HttpClient,
+    HttpOptions,
+    HttpStatusError,
+    is_loopback,
+)
 from localeval.backends.openai_shapes import (
     chat_tokens,
     completion_tokens,
@@ -154,7 +163,7 @@ class OpenAICompatBackend:
     def capabilities(self) -> Capabilities:
         """What the server supports; log-probabilities are probed once, on first access."""
         self._probe_logprobs()
-        return position_capabilities(self._notes, self.options.top_logprobs)
+        return position_capabilities(self._notes, self.options.top_logprobs, self.options.max_concurrency)
 
     @property
     def fingerprint(self) -> Fingerprint:

@@ -76,9 +76,10 @@ def require_single_characters(candidates: Sequence[str], backend: str) -> None:
         )
 
 
-def position_capabilities(notes: dict[str, str], top_logprobs: int) -> Capabilities:
+def position_capabilities(notes: dict[str, str], top_logprobs: int, parallel: int) -> Capabilities:
     """Capabilities of a server backend that reads a distribution at one token position."""
     return Capabilities(
+        parallel_requests=parallel,
         json_schema=True,
         distribution="distribution" not in notes,
         multi_token_candidates=False,

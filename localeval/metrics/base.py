@@ -23,6 +23,12 @@ class Verdict:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+def _plain_text(value: Any) -> str:
+    if isinstance(value, list):
+        return "\n".join(map(str, value))
+    return "" if value is None else str(value)
+
+
 def strict_requested(options: Any) -> bool:
     """Whether raw options turn ``strict_mode`` on, read as pydantic will read them ("false" is False).
 
@@ -70,6 +76,17 @@ class Metric(BaseModel):
 
     def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
         raise NotImplementedError
+
+    def prompt_start(self, case: TestCase) -> str:
+        """The text this metric's first judge call on ``case`` starts with, or a stand-in for it.
+
+        A run sorts its calls by it, so that calls sharing a long prefix (the same
+        document, the same criteria) run back to back and an in-process judge reads
+        the shared part once. The default, the metric's kind and then its fields in
+        order, suits a prompt that shows a fixed instruction and then those fields.
+        """
+        values = [_plain_text(case.field_value(name)) for name in self.required_fields()]
+        return "\n".join([self.kind, *values])
 
     def passes(self, score: float) -> bool:
         return score >= self.threshold

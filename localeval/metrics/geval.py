@@ -148,6 +148,14 @@ class GEval(Metric):
         metric = self.prepare(judge)
         return metric._judge(case, judge)
 
+    def prompt_start(self, case: TestCase) -> str:
+        """The score prompt itself: the case's fields come first, so calls on one case share them."""
+        try:
+            prompt = self._prompt("geval/score", self.score_prompt, case)
+        except PromptError:
+            return super().prompt_start(case)  # the run reports it when it measures the case
+        return "\n".join(m.content for m in prompt.messages)
+
     # -- scoring -----------------------------------------------------------------------
 
     def _judge(self, case: TestCase, judge: Backend) -> Verdict:

@@ -1,0 +1,104 @@
+"""Run directories: where a run keeps its journal and reports, and how a run is found again.
+
+A run directory holds ``journal.jsonl`` (every result as it finished; see
+:mod:`localeval.journal`) and, once the run is complete, its reports. Runs live
+under ``<LOCALEVAL_HOME>/runs/<run id>`` unless the user names a directory; a run
+is referred to by its directory or by its id.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from localeval.catalog import file_sha256
+from localeval.config import ReportConfig, RunConfig
+from localeval.errors import ConfigError, InputError
+from localeval.journal import Journal, JournalHeader
+from localeval.results import RunReport
+from localeval.runner import new_run_id, now
+
+JOURNAL = "journal.jsonl"
+REPORT = "report.json"
+
+
+def find_run(ref: str | Path, runs_home: Path) -> Path:
+    """The run directory ``ref`` names: a directory with a journal, or a run id under ``runs_home``."""
+    for candidate in (Path(ref), runs_home / str(ref)):
+        if (candidate / JOURNAL).is_file():
+            return candidate
+    raise InputError(f"no run {str(ref)!r}: neither a directory with a {JOURNAL} nor a run id under {runs_home}")
+
+
+def start_run(config: RunConfig, metrics: list[str], cases: int, run_dir: Path | None, runs_home: Path) -> Journal:
+    """A new run's journal, its header recording everything needed to resume it."""
+    if config.dataset.path is None:
+        raise ConfigError("no dataset given (a file argument, or [dataset] path in --config)")
+    run_id = new_run_id()
+    header = JournalHeader(
+        run_id=run_id,
+        created_at=now(),
+        config=absolute_paths(config).model_dump(mode="json"),
+        config_source=config.source if config.source == "<command line>" else os.path.abspath(config.source),
+        dataset_sha256=file_sha256(config.dataset.path),
+        cases=cases,
+        metrics=metrics,
+    )
+    return Journal.create((run_dir or runs_home / run_id) / JOURNAL, header)
+
+
+def resumed_config(journal: Journal) -> RunConfig:
+    """The configuration the journal's run started with; refuses when its dataset has changed since."""
+    header = journal.header
+    config = RunConfig.model_validate({**header.config, "source": header.config_source})
+    path = config.dataset.path
+    if path is None or not path.is_file():
+        raise InputError(f"{journal.path}: the run's dataset {path} is gone")
+    if file_sha256(path) != header.dataset_sha256:
+        raise InputError(
+            f"{path}: the dataset changed since run {header.run_id} started; its results would not "
+            "match. Start a new run instead"
+        )
+    return config
+
+
+def absolute_paths(config: RunConfig) -> RunConfig:
+    """The config with its file paths made absolute, so that a resume works from any directory."""
+
+    def absolute(path: Path | None) -> Path | None:
+        return None if path is None else Path(os.path.abspath(path))
+
+    model = config.backend.model
+    if config.backend.kind == "llama.cpp" and model and (model.endswith(".gguf") or "/" in model):
+        model = os.path.abspath(model)
+    return config.model_copy(
+        update={
+            "dataset": config.dataset.model_copy(update={"path": absolute(config.dataset.path)}),
+            "backend": config.backend.model_copy(update={"model": model}),
+            "report": config.report.model_copy(update={"path": absolute(config.report.path)}),
+            "cache": config.cache.model_copy(update={"dir": absolute(config.cache.dir)}),
+        }
+    )
+
+
+def load_report(ref: str | Path, runs_home: Path) -> RunReport:
+    """The report of a finished run, given a report file, a run directory or a run id."""
+    path = Path(ref)
+    if path.is_file():
+        return RunReport.load(path)
+    run_dir = find_run(ref, runs_home)
+    if not (run_dir / REPORT).is_file():
+        raise InputError(
+            f"run {run_dir} has no {REPORT}: it has not finished; resume it with: localeval run --resume {run_dir}"
+        )
+    return RunReport.load(run_dir / REPORT)
+
+
+def write_reports(report: RunReport, run_dir: Path, wanted: ReportConfig) -> list[Path]:
+    """The run's reports in its directory, and copies where the config asks for them."""
+    written = [run_dir / REPORT]
+    report.save(run_dir / REPORT)
+    if wanted.path is not None:
+        report.save(wanted.path)
+        written.append(wanted.path)
+    return written

@@ -1,0 +1,36 @@
+"""The order a run measures its (case, metric) pairs in. Results are reported in input order regardless.
+
+An in-process llama.cpp judge keeps the last prompt's KV state and reads only
+what differs from it (../shared/FACTS.md: a 617-token prompt 2.4 s cold, 0.04 s
+after one sharing its prefix). Sorting the calls by the text their prompts start
+with puts those that share the longest prefix next to each other: the same
+criteria and steps, then the same document. Python's sort is stable, so pairs
+with equal starts keep their input order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from localeval.case import TestCase
+from localeval.metrics.base import Metric
+
+Order = Literal["prefix", "input"]
+
+
+@dataclass(frozen=True, order=True)
+class Task:
+    """Measure metric number ``metric`` on case number ``case``."""
+
+    case: int
+    metric: int
+
+
+def plan(cases: Sequence[TestCase], metrics: Sequence[Metric], order: Order = "prefix") -> list[Task]:
+    """Every (case, metric) pair once: case by case for ``input``, by shared prompt prefix for ``prefix``."""
+    tasks = [Task(c, m) for c in range(len(cases)) for m in range(len(metrics))]
+    if order == "input":
+        return tasks
+    return sorted(tasks, key=lambda t: metrics[t.metric].prompt_start(cases[t.case]))

@@ -1,0 +1,122 @@
+"""Crash safety end to end: `localeval run` killed with SIGKILL mid-run, then resumed (real model)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ANSWERS = [
+    ("What is the capital of France?", "Paris"),
+    ("What is 2 + 2?", "5"),
+    ("Who wrote Hamlet?", "William Shakespeare wrote Hamlet."),
+    ("What colour is the sky on a clear day?", "Green."),
+    ("How many legs does a spider have?", "Eight."),
+    ("What is the boiling point of water at sea level?", "100 degrees Celsius."),
+]
+CONFIG = """
+[dataset]
+path = "cases.jsonl"
+
+[cache]
+enabled = false
+
+[[metrics]]
+metric = "geval"
+name = "correctness"
+evaluation_params = ["input", "actual_output"]
+evaluation_steps = ["Check whether the answer is correct."]
+
+[[metrics]]
+metric = "exact_match"
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    lines = [json.dumps({"name": f"q{i}", "input": q, "actual_output": a, "expected_output": a})
+             for i, (q, a) in enumerate(ANSWERS)]
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "eval.toml").write_text(CONFIG)
+    return tmp_path
+
+
+def command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "localeval", "run", *args]
+
+
+def journal_entries(path: Path) -> list[tuple[int, str]]:
+    lines = path.read_text().splitlines()[1:]
+    return [(e["case"], e["result"]["metric"]) for e in map(json.loads, lines)]
+
+
+def outcomes(report_path: Path) -> list[list[tuple[str, float | None, bool | None]]]:
+    report = json.loads(report_path.read_text())
+    return [[(r["metric"], r["score"], r["passed"]) for r in case["results"]] for case in report["cases"]]
+
+
+@pytest.mark.model
+def test_a_run_killed_with_sigkill_resumes_to_the_same_report(project: Path) -> None:
+    env = {**os.environ, "COLUMNS": "200"}
+    whole = subprocess.run(command("-c", str(project / "eval.toml"), "--run-dir", str(project / "whole")),
+                           capture_output=True, text=True, env=env, timeout=300)
+    assert whole.returncode in (0, 1), whole.stderr
+
+    killed_dir = project / "killed"
+    journal = killed_dir / "journal.jsonl"
+    proc = subprocess.Popen(command("-c", str(project / "eval.toml"), "--run-dir", str(killed_dir)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + 240
+    while not (journal.is_file() and len(journal_entries(journal)) >= 5):
+        assert proc.poll() is None, "the run finished before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    before = journal.read_bytes()
+    done_before = journal_entries(journal)
+    assert 5 <= len(done_before) < 2 * len(ANSWERS)
+    assert not (killed_dir / "report.json").exists()
+
+    resumed = subprocess.run(command("--resume", str(killed_dir)), capture_output=True, text=True, env=env,
+                             cwd="/", timeout=300)
+    assert resumed.returncode == whole.returncode, resumed.stderr
+    entries = journal_entries(journal)
+    assert journal.read_bytes().startswith(before)  # nothing finished was lost or rewritten
+    assert len(entries) == len(set(entries)) == 2 * len(ANSWERS)  # nothing computed twice
+    assert outcomes(killed_dir / "report.json") == outcomes(project / "whole" / "report.json")
+    report = json.loads((killed_dir / "report.json").read_text())
+    assert report["stats"]["resumed"] == len(done_before)
+
+
+def test_resume_takes_no_other_settings(project: Path) -> None:
+    result = subprocess.run(command("--resume", "abc", "--metric", "exact_match"), capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2
+    assert "--resume runs with the run's own settings; drop --metric" in result.stderr
+
+
+def test_resume_of_an_unknown_run_names_where_it_looked(project: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "LOCALEVAL_RUNS_DIR": str(tmp_path / "runs"), "COLUMNS": "300"}
+    result = subprocess.run(command("--resume", "nope"), capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 2
+    assert f"no run 'nope': neither a directory with a journal.jsonl nor a run id under {tmp_path / 'runs'}" in result.stderr
+
+
+def test_resume_refuses_a_changed_dataset(project: Path) -> None:
+    env = {**os.environ, "COLUMNS": "300"}
+    first = subprocess.run(command(str(project / "cases.jsonl"), "--metric", "exact_match", "--run-dir",
+                                   str(project / "run")), capture_output=True, text=True, env=env, timeout=60)
+    assert first.returncode == 0, first.stderr
+    with (project / "cases.jsonl").open("a") as stream:
+        stream.write(json.dumps({"input": "new", "actual_output": "x", "expected_output": "x"}) + "\n")
+    result = subprocess.run(command("--resume", str(project / "run")), capture_output=True, text=True, env=env,
+                            timeout=60)
+    assert result.returncode == 2
+    assert "the dataset changed since run" in result.stderr

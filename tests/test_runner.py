@@ -1,0 +1,220 @@
+"""The runner: order of work, threads, fail-fast, unexpected errors, journal, events."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import ClassVar
+
+import pytest
+
+from localeval.backends.base import Capabilities
+from localeval.cache import CachedBackend, open_cache
+from localeval.case import TestCase
+from localeval.dataset import Dataset
+from localeval.errors import BackendError
+from localeval.events import Events, MetricFinished, MetricStarted, RunFinished, RunStarted
+from localeval.journal import Journal, JournalHeader
+from localeval.metrics import GEval
+from localeval.metrics.base import Metric, Verdict
+from localeval.runner import RunInterrupted, RunOptions, evaluate
+from localeval.schedule import Task, plan
+from scripted import FULL_CAPABILITIES, ScriptedBackend
+
+
+class Probe(Metric):
+    """Scores len(actual_output) / 10; sleeps; counts how many run at once; may fail on cue."""
+
+    kind: ClassVar[str] = "probe"
+    delay: float = 0.0
+    error_on: str | None = None  #: a BackendError for this output
+    crash_on: str | None = None  #: a ValueError (a bug) for this output
+    interrupt_on: str | None = None  #: Ctrl-C while measuring this output
+
+    def required_fields(self) -> tuple[str, ...]:
+        return ("input", "actual_output")
+
+    def verdict(self, case: TestCase, judge: object) -> Verdict:
+        output = case.actual_output or ""
+        with CONCURRENCY.running():
+            time.sleep(self.delay)
+        if output == self.error_on:
+            raise BackendError("scripted failure")
+        if output == self.crash_on:
+            raise ValueError("boom")
+        if output == self.interrupt_on:
+            raise KeyboardInterrupt
+        return Verdict(score=min(len(output) / 10, 1.0), reason=f"{len(output)} characters")
+
+
+class Concurrency:
+    def __init__(self) -> None:
+        self.now = self.most = 0
+        self.lock = threading.Lock()
+
+    def running(self) -> Concurrency:
+        return self
+
+    def __enter__(self) -> None:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+CONCURRENCY = Concurrency()
+
+
+@pytest.fixture(autouse=True)
+def fresh_concurrency() -> None:
+    CONCURRENCY.now = CONCURRENCY.most = 0
+
+
+def dataset(*outputs: str, inputs: str = "ab") -> Dataset:
+    return Dataset.from_cases(
+        [TestCase(input=inputs[i % len(inputs)], actual_output=o, name=f"c{i}") for i, o in enumerate(outputs)]
+    )
+
+
+def finished(events: list[object]) -> list[tuple[int, str]]:
+    return [(e.case_index, e.result.metric) for e in events if isinstance(e, MetricFinished)]
+
+
+def scores(report) -> list[list[float | None]]:
+    return [[r.score for r in case.results] for case in report.cases]
+
+
+def test_work_is_ordered_by_prompt_start_and_reported_in_input_order() -> None:
+    seen: list[object] = []
+    report = evaluate(dataset("x", "xx", "xxx", "xxxx"), [Probe()], events=Events(seen.append))
+    # prompt_start is "probe\n<input>\n<output>": the cases with input "a" (0, 2) come first
+    assert finished(seen) == [(0, "probe"), (2, "probe"), (1, "probe"), (3, "probe")]
+    assert [c.index for c in report.cases] == [0, 1, 2, 3]
+    assert scores(report) == [[0.1], [0.2], [0.3], [0.4]]
+
+
+def test_input_order_is_case_by_case() -> None:
+    seen: list[object] = []
+    evaluate(dataset("x", "xx"), [Probe(), Probe(name="p2")], options=RunOptions(order="input"),
+             events=Events(seen.append))
+    assert finished(seen) == [(0, "probe"), (0, "p2"), (1, "probe"), (1, "p2")]
+
+
+def test_plan_groups_calls_that_share_a_document() -> None:
+    metric = GEval(criteria="c", evaluation_steps=("s",), evaluation_params=("input", "actual_output"))
+    cases = [TestCase(input=doc, actual_output=summary)
+             for summary in ("one", "two") for doc in ("doc B", "doc A", "doc C")]
+    order = plan(cases, [metric])
+    assert [cases[t.case].input for t in order] == ["doc A", "doc A", "doc B", "doc B", "doc C", "doc C"]
+    assert plan(cases, [metric], "input") == [Task(i, 0) for i in range(6)]
+
+
+def test_threads_keep_this_many_in_flight_and_events_arrive_on_the_calling_thread() -> None:
+    threads: set[str] = set()
+    seen: list[object] = []
+
+    def listen(event: object) -> None:
+        seen.append(event)
+        if isinstance(event, MetricFinished):
+            threads.add(threading.current_thread().name)
+
+    report = evaluate(dataset(*["x" * i for i in range(1, 9)]), [Probe(delay=0.1)],
+                      options=RunOptions(workers=4), events=Events(listen))
+    assert CONCURRENCY.most == 4
+    assert threads == {threading.current_thread().name}
+    assert scores(report) == [[i / 10] for i in range(1, 9)]
+    assert sorted(finished(seen)) == [(i, "probe") for i in range(8)]
+
+
+def test_the_judges_parallel_requests_sets_the_threads() -> None:
+    judge = ScriptedBackend(capabilities=FULL_CAPABILITIES.model_copy(update={"parallel_requests": 3}))
+    evaluate(dataset(*["x"] * 6), [Probe(delay=0.1)], judge)
+    assert CONCURRENCY.most == 3
+    evaluate(dataset(*["x"] * 3), [Probe(delay=0.05)], ScriptedBackend())
+    assert CONCURRENCY.most == 3  # the default judge serves one request at a time; no new peak
+
+
+def test_an_error_is_that_cases_error_and_the_run_goes_on() -> None:
+    report = evaluate(dataset("x", "bad", "crash", "xx"), [Probe(error_on="bad", crash_on="crash")])
+    results = [case.results[0] for case in report.cases]
+    assert [r.error for r in results[:2]] == [None, "BackendError: scripted failure"]
+    assert results[2].error == "unexpected ValueError: boom"
+    assert "raise ValueError" in results[2].details["traceback"]
+    assert results[3].score == 0.2
+    assert (report.summary[0].passed, report.summary[0].failed, report.summary[0].errored) == (0, 2, 2)
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_fail_fast_stops_at_the_first_error(workers: int) -> None:
+    outputs = ["x", "bad", *["xx"] * 10]
+    report = evaluate(dataset(*outputs), [Probe(error_on="bad", delay=0.05)],
+                      options=RunOptions(order="input", fail_fast=True, workers=workers))
+    errors = [case.results[0].error for case in report.cases]
+    assert errors[1] == "BackendError: scripted failure"
+    not_run = [e for e in errors if e and e.startswith("not run: --fail-fast stopped the run at the error of case 2")]
+    computed = len(outputs) - len(not_run)
+    assert computed <= 2 + workers  # what was in flight when the error came back finished; nothing new started
+    assert not_run and errors[computed:] == not_run
+
+
+def test_ctrl_c_stops_the_run_and_what_finished_is_journaled(tmp_path) -> None:
+    journal = new_journal(tmp_path, cases=4)
+    with pytest.raises(RunInterrupted) as stop, journal:
+        evaluate(dataset("x", "xx", "stop", "xxx"), [Probe(interrupt_on="stop")],
+                 options=RunOptions(order="input"), journal=journal)
+    assert (stop.value.finished, stop.value.total) == (2, 4)
+    with Journal.open(journal.path) as reopened:
+        assert sorted(reopened.done) == [(0, "probe"), (1, "probe")]
+
+
+def test_results_in_the_journal_are_not_computed_again(tmp_path) -> None:
+    journal = new_journal(tmp_path, cases=4)
+    with journal:
+        first = evaluate(dataset("x", "xx"), [Probe()], journal=journal)
+    seen: list[object] = []
+    with Journal.open(journal.path) as reopened:
+        again = evaluate(dataset("x", "xx"), [Probe()], journal=reopened, events=Events(seen.append))
+    assert finished(seen) == []
+    assert isinstance(seen[0], RunStarted) and (seen[0].total, seen[0].resumed) == (2, 2)
+    assert again.cases == first.cases and again.run_id == first.run_id == "run1"
+    assert again.stats.resumed == 2
+
+
+def test_events_in_order_with_each_results_cost(tmp_path) -> None:
+    judge = ScriptedBackend(logprobs=[{"1": math.log(0.25), "2": math.log(0.75)}])
+    metric = GEval(evaluation_steps=("s",), score_range=(1, 2), include_reason=False)
+    seen: list[object] = []
+    with open_cache(tmp_path / "cache") as store:
+        cached = CachedBackend(judge, store)
+        evaluate(Dataset.from_cases([TestCase(input="q", actual_output="a")] * 2), [metric], cached,
+                 options=RunOptions(order="input"), events=Events(seen.append))
+    assert [type(e) for e in seen] == [RunStarted, MetricStarted, MetricFinished, MetricStarted, MetricFinished,
+                                       RunFinished]
+    costs = [(e.model_calls, e.cache_hits) for e in seen if isinstance(e, MetricFinished)]
+    assert costs == [(1, 0), (0, 1)]
+    assert seen[-1].report.stats.model_calls == 1
+
+
+def test_a_listener_may_unsubscribe_and_subscribe() -> None:
+    events = Events()
+    heard: list[str] = []
+    remove = events.subscribe(lambda e: heard.append(type(e).__name__))
+    events.subscribe(lambda e: events.subscribe(lambda _: heard.append("late")) if isinstance(e, RunStarted) else None)
+    events.emit(RunStarted("r", 0, (), 0, 0))
+    remove()
+    events.emit(RunStarted("r", 0, (), 0, 0))
+    assert heard == ["RunStarted", "late"]
+
+
+def new_journal(tmp_path, cases: int) -> Journal:
+    header = JournalHeader(run_id="run1", created_at="2026-11-22T00:00:00+00:00", config={},
+                           config_source="<command line>", dataset_sha256="0" * 64, cases=cases, metrics=["probe"])
+    return Journal.create(tmp_path / "run" / "journal.jsonl", header)
+
+
+def test_capabilities_default_to_one_request_at_a_time() -> None:
+    assert Capabilities(json_schema=True, distribution=True, multi_token_candidates=True).parallel_requests == 1
