@@ -1,0 +1,132 @@
+"""The HTML report's table of cases × metrics, each case expandable to its inputs and evidence.
+
+Each case is a ``<details id="case-N">`` whose ``<summary>`` is one row of the
+table, so a case opens without JavaScript; the data attributes are what the
+page's script filters and sorts by.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from localeval.reports.evidence import render_evidence
+from localeval.reports.rules import (
+    case_anchor,
+    case_label,
+    case_number,
+    pass_rule,
+    verdict_word,
+)
+from localeval.results import CaseResult, MetricResult, RunReport
+
+#: How a pass rule reads on the page.
+_SYMBOL = {">=": "≥", "<=": "≤"}
+
+
+def render_cases(report: RunReport) -> str:
+    """The filter controls and the table of every case of ``report``."""
+    metrics = [s.metric for s in report.summary]
+    head = "".join(
+        f'<button type="button" class="sort" data-col="{i}" data-type="{kind}" title="sort by {escape(label)}">'
+        f'{escape(label).replace("_", "_<wbr>")}</button>'
+        for i, (label, kind) in enumerate([("#", "number"), ("case", "text")] + [(m, "number") for m in metrics])
+    )
+    rows = "".join(_case(case, metrics) for case in report.cases)
+    total = len(report.cases)
+    return (
+        '<div class="controls">'
+        '<input type="search" id="filter-text" placeholder="Filter by name or inputs" aria-label="filter cases">'
+        '<select id="filter-status" aria-label="status filter">'
+        '<option value="all">all cases</option><option value="failed">any failed</option>'
+        '<option value="errored">any errored</option></select>'
+        f'<span id="shown" aria-live="polite">{total} of {total} cases</span>'
+        '<span class="grow"></span>'
+        '<button type="button" id="expand-all">expand all</button>'
+        '<button type="button" id="collapse-all">collapse all</button></div>'
+        f'<div class="grid" id="cases" style="--metrics: {len(metrics)}">'
+        f'<div class="head">{head}</div>{rows}</div>'
+    )
+
+
+def _case(case: CaseResult, metrics: list[str]) -> str:
+    by_metric = {r.metric: r for r in case.results}
+    failed = any(r.passed is False for r in case.results)
+    errored = any(r.errored for r in case.results)
+    label = case_label(case)
+    where = f"<small>{escape(case.location)}</small>" if case.location else ""
+    cells = "".join(_cell(by_metric.get(m), m) for m in metrics)
+    extra = [r for r in case.results if r.metric not in metrics]
+    results = "".join(_result(r) for r in [*(by_metric[m] for m in metrics if m in by_metric), *extra])
+    anchor = case_anchor(case)
+    return (
+        f'<details class="case" id="{anchor}" data-failed="{int(failed)}" data-errored="{int(errored)}">'
+        f'<summary><span class="num" data-sort="{case_number(case)}">{case_number(case)}</span>'
+        f'<span class="name" data-sort="{escape(label.lower())}">{escape(label)}{where}</span>{cells}</summary>'
+        f'<div class="body"><section class="inputs"><h4>inputs <a class="link" href="#{anchor}">#{anchor}</a></h4>'
+        f"{_inputs(case.inputs)}</section>"
+        f'<section class="results">{results}</section></div></details>'
+    )
+
+
+def _cell(result: MetricResult | None, metric: str) -> str:
+    if result is None:
+        return f'<span class="cell missing" data-sort="" title="{escape(metric)}: no result">–</span>'
+    word = verdict_word(result)
+    if result.score is None:
+        tip = f"{metric}: error: {result.error or ''}"
+        return f'<span class="cell error" data-sort="" title="{escape(tip)}">error</span>'
+    tip = f"{metric}: {result.score:.4g} {word} (threshold {result.threshold:g})"
+    return (
+        f'<span class="cell {word}" data-sort="{result.score!r}" title="{escape(tip)}">'
+        f"{result.score:.3f}<i>{word}</i></span>"
+    )
+
+
+def _inputs(inputs: dict[str, Any]) -> str:
+    if not inputs:
+        return '<p class="empty">No inputs recorded.</p>'
+    fields = "".join(f"<div><dt>{escape(k)}</dt><dd>{_input_value(v)}</dd></div>" for k, v in inputs.items())
+    return f'<dl class="fields">{fields}</dl>'
+
+
+def _input_value(value: Any) -> str:
+    if isinstance(value, str):
+        return f'<div class="text">{escape(value)}</div>'
+    if isinstance(value, list):
+        items = "".join(f"<li>{_input_value(v)}</li>" for v in value)
+        return f'<ol class="items">{items}</ol>'
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return f'<pre class="json">{escape(text)}</pre>'
+
+
+def _result(result: MetricResult) -> str:
+    word = verdict_word(result)
+    facts = [("score", f"{result.score:.4g}")] if result.score is not None else []
+    rule = pass_rule(result)
+    if rule is None:
+        facts.append(("threshold", f"{result.threshold:g}"))
+    else:
+        facts.append(("passes at", f"score {_SYMBOL[rule]} {result.threshold:g}"))
+    facts.append(("took", _duration(result.duration_s)))
+    dl = "".join(f"<div><dt>{k}</dt><dd>{escape(v)}</dd></div>" for k, v in facts)
+    kind = f' <span class="kind">{escape(result.kind)}</span>' if result.kind != result.metric else ""
+    reason = f'<p class="reason">{escape(result.reason)}</p>' if result.reason else ""
+    details = dict(result.details)
+    note = details.pop("reason_error", None)
+    if note is not None:
+        reason += f'<p class="note">No reason from the judge: {escape(str(note))}</p>'
+    error = f'<pre class="error-text">{escape(result.error)}</pre>' if result.error else ""
+    evidence = render_evidence(details) if details else ""
+    return (
+        f'<article class="result {word}"><header><span class="badge {word}">{word}</span>'
+        f'<h4>{escape(result.metric)}{kind}</h4><dl class="facts">{dl}</dl></header>'
+        f'{reason}{error}<div class="evidence">{evidence}</div></article>'
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 0.001:
+        return "< 1 ms"
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"

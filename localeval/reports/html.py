@@ -1,0 +1,112 @@
+"""The HTML report: one self-contained file that opens from disk with no network.
+
+The page is built here as escaped HTML fragments and poured into the template
+``assets/report.html``, with ``assets/report.css`` and ``assets/report.js``
+inlined. Nothing refers to a URL, so the file works on an air-gapped machine,
+and everything shows without JavaScript (the script only filters, sorts, and
+opens the case named in the address: ``report.html#case-3``).
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from importlib.resources import files
+from pathlib import Path
+from string import Template
+
+from localeval.files import write_text_atomically
+from localeval.reports.cases_html import render_cases
+from localeval.reports.rules import metric_rule
+from localeval.reports.svg import histogram
+from localeval.results import MetricResult, MetricSummary, RunReport
+
+
+def render_html(report: RunReport) -> str:
+    """The report as one HTML page with its styles and script inline."""
+    template = Template(_asset("report.html"))
+    return template.substitute(
+        title=escape(f"localeval report · run {report.run_id}"),
+        style=_asset("report.css"),
+        script=_asset("report.js"),
+        header=_header(report),
+        summary=_summary(report),
+        cases=render_cases(report),
+        version=escape(report.localeval_version),
+    )
+
+
+def write_html(report: RunReport, path: Path) -> None:
+    """Write :func:`render_html`'s page to ``path`` atomically, creating its folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(path, render_html(report))
+
+
+def _asset(name: str) -> str:
+    return files("localeval.reports").joinpath("assets", name).read_text(encoding="utf-8")
+
+
+def _header(report: RunReport) -> str:
+    stats = report.stats
+    facts: list[tuple[str, str]] = [
+        ("run", report.run_id),
+        ("created", report.created_at),
+        ("duration", f"{stats.duration_s:.1f} s"),
+        ("cases", str(len(report.cases))),
+    ]
+    if stats.model_calls is not None:
+        facts.append(("model calls", str(stats.model_calls)))
+    if stats.cache_hits is not None:
+        facts.append(("cache hits", str(stats.cache_hits)))
+    if stats.resumed:
+        facts.append(("resumed", f"{stats.resumed} results"))
+    backend = report.backend
+    if backend is not None:
+        facts += [("backend", backend.kind), ("model", backend.model), ("runtime", backend.runtime)]
+        if backend.model_sha256:
+            facts.append(("model sha256", backend.model_sha256))
+        facts += [(f"setting {k}", _text(v)) for k, v in backend.settings.items()]
+    items = "".join(
+        f'<div><dt>{escape(k)}</dt><dd{_long(v)}>{escape(v)}</dd></div>' for k, v in facts
+    )
+    config = ""
+    if report.config:
+        text = json.dumps(report.config, indent=2, ensure_ascii=False, default=str)
+        config = f'<details class="config"><summary>configuration</summary><pre class="json">{escape(text)}</pre></details>'
+    return f'<dl class="meta">{items}</dl>{config}'
+
+
+def _summary(report: RunReport) -> str:
+    cards = [_card(s, [r for c in report.cases for r in c.results if r.metric == s.metric]) for s in report.summary]
+    return "".join(cards) or '<p class="empty">No metrics.</p>'
+
+
+def _card(summary: MetricSummary, results: list[MetricResult]) -> str:
+    kinds = sorted({r.kind for r in results} - {summary.metric})
+    kind = f' <span class="kind">{escape(", ".join(kinds))}</span>' if kinds else ""
+    threshold = results[0].threshold if results else None
+    rule = metric_rule(results) or ">="  # the Metric default, when no result shows the rule
+    scores = [r.score for r in results if r.score is not None]
+    rate = "–" if summary.pass_rate is None else f"{summary.pass_rate:.0%}"
+    mean = "–" if summary.mean_score is None else f"{summary.mean_score:.3f}"
+    counts = (
+        f'<span class="pass">{summary.passed} passed</span> · <span class="fail">{summary.failed} failed</span>'
+        f' · <span class="error">{summary.errored} errored</span> · <span>{summary.cases} cases</span>'
+    )
+    chart = "" if threshold is None else histogram(scores, threshold)
+    symbol = "≤" if rule == "<=" else "≥"
+    passes = "" if threshold is None else f'<div class="rule">passes at score {symbol} {threshold:g}</div>'
+    return (
+        f'<article class="card"><h3>{escape(summary.metric)}{kind}</h3>'
+        f'<div class="figures"><div><b>{rate}</b><small>pass rate</small></div>'
+        f"<div><b>{mean}</b><small>mean score</small></div></div>"
+        f'<div class="counts">{counts}</div>{chart}{passes}</article>'
+    )
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _long(value: str) -> str:
+    return ' class="long"' if len(value) > 40 else ""

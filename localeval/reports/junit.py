@@ -1,0 +1,109 @@
+"""The run as JUnit XML, for CI test-report views (GitLab, Jenkins, GitHub actions).
+
+One ``<testsuite>`` per metric, one ``<testcase>`` per case in it: a failed
+result is a ``<failure>`` whose message states the score, the threshold and
+the rule that decided it, with the judge's reason as its text; an errored one
+is an ``<error>``. Each suite's ``<properties>`` name the run and the model.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from localeval.files import write_text_atomically
+from localeval.reports.rules import case_label, failure_message
+from localeval.results import CaseResult, MetricResult, RunReport
+
+# Characters XML 1.0 cannot hold at all, not even escaped; a judge's reply may contain them.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+#: The longest ``message`` attribute; the full text is the element's body.
+MAX_MESSAGE = 500
+
+
+def junit_xml(report: RunReport) -> str:
+    """The report as a JUnit XML document (UTF-8 declared)."""
+    root = ET.Element("testsuites", name="localeval")
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    total_time = 0.0
+    for summary in report.summary:
+        pairs = [(c, r) for c in report.cases for r in c.results if r.metric == summary.metric]
+        suite = _suite(report, summary.metric, pairs)
+        root.append(suite)
+        for key in totals:
+            totals[key] += int(suite.get(key, "0"))
+        total_time += sum(r.duration_s for _, r in pairs)
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", f"{total_time:.3f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def write_junit(report: RunReport, path: Path) -> None:
+    """Write :func:`junit_xml` to ``path`` atomically, creating its folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(path, junit_xml(report))
+
+
+def _suite(report: RunReport, metric: str, pairs: list[tuple[CaseResult, MetricResult]]) -> ET.Element:
+    results = [r for _, r in pairs]
+    suite = ET.Element(
+        "testsuite",
+        name=_clean(metric),
+        tests=str(len(results)),
+        failures=str(sum(1 for r in results if r.passed is False)),
+        errors=str(sum(1 for r in results if r.errored)),
+        skipped="0",
+        time=f"{sum(r.duration_s for r in results):.3f}",
+    )
+    properties = ET.SubElement(suite, "properties")
+    backend = report.backend
+    for name, value in (
+        ("run_id", report.run_id),
+        ("created_at", report.created_at),
+        ("localeval_version", report.localeval_version),
+        ("backend", backend.kind if backend else None),
+        ("model", backend.model if backend else None),
+        ("model_sha256", backend.model_sha256 if backend else None),
+        ("metric_kind", results[0].kind if results else None),
+        ("threshold", f"{results[0].threshold:g}" if results else None),
+    ):
+        if value is not None:
+            ET.SubElement(properties, "property", name=name, value=_clean(value))
+    for case, result in pairs:
+        suite.append(_testcase(case, result))
+    return suite
+
+
+def _testcase(case: CaseResult, result: MetricResult) -> ET.Element:
+    element = ET.Element(
+        "testcase",
+        classname=_clean(f"localeval.{result.metric}"),
+        name=_clean(case_label(case)),
+        time=f"{result.duration_s:.3f}",
+    )
+    if case.location:  # "data.jsonl:3" -> file and line, as pytest writes them
+        path, colon, line = case.location.rpartition(":")
+        element.set("file", _clean(path if colon and line.isdigit() else case.location))
+        if colon and line.isdigit():
+            element.set("line", line)
+    if result.errored:
+        error = result.error or ""
+        kind, colon, _ = error.partition(":")
+        child = ET.SubElement(element, "error", message=_message(error), type=_clean(kind if colon else "error"))
+        child.text = _clean(error)
+    elif result.passed is False:
+        child = ET.SubElement(element, "failure", message=_message(failure_message(result)), type="threshold")
+        child.text = _clean(result.reason)
+    return element
+
+
+def _message(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return _clean(first if len(first) <= MAX_MESSAGE else first[: MAX_MESSAGE - 1] + "…")
+
+
+def _clean(text: str) -> str:
+    return _NOT_XML.sub("\N{REPLACEMENT CHARACTER}", text)

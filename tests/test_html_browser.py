@@ -1,0 +1,125 @@
+"""The HTML report in a real browser: headless Chromium runs its script, and we screenshot it.
+
+Skipped when /usr/bin/chromium is absent (CI installs it: ``apt-get install chromium``).
+Set LOCALEVAL_SCREENSHOT_DIR to keep the screenshot.
+
+Chromium's ``--screenshot`` draws a scrolled page shifted down by the scroll
+offset (a blank band on top), so the screenshot is taken in a window taller
+than the page, where nothing scrolls; that the page scrolls to the case is
+checked separately, in a short window, by a probe script that writes
+``scrollY`` into the DOM for ``--dump-dom`` to show.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_reports import sample_report
+
+from localeval.reports import write_html
+
+CHROMIUM = Path("/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="needs headless Chromium at /usr/bin/chromium (apt-get install chromium)"
+)
+
+FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--disable-dev-shm-usage",  # containers often have a small /dev/shm
+)
+
+# Appended to a copy of the page, after the page's own script has run: records what it did.
+PROBE = """<script>
+(function () {
+  var probe = {scrollY: window.scrollY, innerHeight: window.innerHeight,
+               top: Math.round(document.getElementById("case-2").getBoundingClientRect().top),
+               open: Array.prototype.map.call(document.querySelectorAll("details.case[open]"), function (d) { return d.id; })};
+  var text = document.getElementById("filter-text");
+  text.value = "ALERT(1)";
+  text.dispatchEvent(new Event("input"));
+  probe.filtered = document.getElementById("shown").textContent;
+  probe.visible = Array.prototype.filter.call(document.querySelectorAll("details.case"),
+    function (d) { return !d.classList.contains("hidden"); }).map(function (d) { return d.id; });
+  text.value = "";
+  text.dispatchEvent(new Event("input"));
+  var status = document.getElementById("filter-status");
+  status.value = "errored";
+  status.dispatchEvent(new Event("change"));
+  probe.errored = document.getElementById("shown").textContent;
+  var header = document.querySelectorAll(".head button")[2];
+  header.click();
+  probe.ascending = Array.prototype.map.call(document.querySelectorAll("details.case"), function (d) { return d.id; });
+  header.click();
+  probe.descending = Array.prototype.map.call(document.querySelectorAll("details.case"), function (d) { return d.id; });
+  document.body.setAttribute("data-probe", JSON.stringify(probe));
+})();
+</script>
+"""
+
+
+def chromium(tmp_path: Path, url: str, *args: str, window: str = "1280,1600") -> str:
+    """Run headless Chromium on ``url`` with a fresh profile; its stdout."""
+    profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
+    done = subprocess.run(
+        [str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", f"--window-size={window}", *args, url],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Path:
+    path = tmp_path / "report.html"
+    write_html(sample_report(), path)
+    return path
+
+
+def test_the_address_opens_its_case_and_nothing_else(tmp_path: Path, page: Path) -> None:
+    dom = chromium(tmp_path, f"{page.as_uri()}#case-2", "--dump-dom")
+    tags = {case: tag for tag, case in re.findall(r'(<details class="case" id="(case-\d)"[^>]*>)', dom)}
+    assert list(tags) == ["case-1", "case-2", "case-3", "case-4"]
+    assert " open" in tags["case-2"]
+    assert [name for name, tag in tags.items() if " open" in tag] == ["case-2"]
+    assert '<section class="summary"' in dom and dom.count('<article class="card">') == 4
+    assert dom.count("<script") == 1  # the strings from the report stayed text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
+
+
+def test_the_script_scrolls_filters_and_sorts(tmp_path: Path, page: Path) -> None:
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    dom = chromium(tmp_path, f"{probed.as_uri()}#case-2", "--dump-dom", window="1280,600")
+    found = re.search(r'data-probe="([^"]*)"', dom)
+    assert found, "the probe did not run"
+    probe = json.loads(html.unescape(found.group(1)))
+    assert probe["scrollY"] > 0 and 0 <= probe["top"] <= 60  # case 2 at the top, under the sticky header
+    assert probe["open"] == ["case-2"]
+    assert (probe["filtered"], probe["visible"]) == ("1 of 4 cases", ["case-2"])  # its input holds alert(1)
+    assert probe["errored"] == "1 of 4 cases"
+    # the third column is the first metric, correctness: 0.55, 0.31, 0.9, 1.0
+    assert probe["ascending"] == ["case-2", "case-1", "case-3", "case-4"]
+    assert probe["descending"] == ["case-4", "case-3", "case-1", "case-2"]
+
+
+def test_screenshot_of_an_opened_case(tmp_path: Path, page: Path) -> None:
+    shot = tmp_path / "report-case-2.png"
+    chromium(tmp_path, f"{page.as_uri()}#case-2", "--hide-scrollbars", f"--screenshot={shot}", window="1280,2200")
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    assert struct.unpack(">II", data[16:24]) == (1280, 2200)
+    assert len(data) > 40_000  # a blank page is a few kB
+    keep = os.environ.get("LOCALEVAL_SCREENSHOT_DIR")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / shot.name)
+    print(f"screenshot: {shot}" + (f" (copied to {keep})" if keep else ""))

@@ -1,0 +1,317 @@
+"""The report writers: HTML (self-contained, escaped, complete), JUnit XML, per-case JSON Lines."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+from localeval.backends.base import Fingerprint
+from localeval.errors import InputError
+from localeval.reports import (
+    REPORT_FILES,
+    cases_jsonl,
+    junit_xml,
+    read_cases,
+    render_html,
+    write_cases,
+    write_html,
+    write_reports,
+)
+from localeval.reports.rules import failure_message, metric_rule, pass_rule
+from localeval.reports.svg import bin_counts, histogram
+from localeval.results import (
+    CaseResult,
+    MetricResult,
+    MetricSummary,
+    RunReport,
+    RunStats,
+)
+
+XSS = "<script>alert(1)</script>"
+CLOSER = "</script><b>bold</b>"
+
+GEVAL_DETAILS = {
+    "method": "logprobs",
+    "raw_score": 3.2,
+    "score_range": [1, 5],
+    "expected_score": 3.2,
+    "most_likely_score": 4.0,
+    "distribution": {"1": 0.1, "2": 0.2, "3": 0.2, "4": 0.4, "5": 0.1},
+    "covered_mass": 0.875,
+    "evaluation_steps": ["Read the question.", "Compare with <the> expected answer."],
+    "steps_source": "given",
+}
+FAITH_DETAILS = {
+    "raw_score": 0.5,
+    "truths": ["Paris is in France."],
+    "claims": ["Paris is in France.", "Paris is in Spain."],
+    "dropped": {"truths": 0, "claims": 1},
+    "verdicts": [{"claim": "Paris is in France.", "verdict": "yes"}, {"claim": "Paris is in Spain.", "verdict": "no"}],
+    "counts": {"yes": 1, "no": 1, "idk": 0},
+    "idk_is_faithful": True,
+}
+DAG_DETAILS = {
+    "raw_score": 0.8,
+    "path": [
+        {"node_id": "is_answer", "kind": "binary", "verdict": "yes", "score": None},
+        {"node_id": "tone", "kind": "non_binary", "output": "polite", "score": 0.8, "note": "leaf"},
+    ],
+    "extra": {"nested": [{"a": 1}]},
+}
+
+
+def mr(metric: str, kind: str, score: float | None, passed: bool | None, *, threshold: float = 0.5,
+       reason: str = "", details: dict | None = None, error: str | None = None) -> MetricResult:
+    return MetricResult(metric=metric, kind=kind, score=score, passed=passed, threshold=threshold,
+                        reason=reason, details=details or {}, error=error, duration_s=0.25)
+
+
+def sample_report() -> RunReport:
+    """Four cases × four metrics: G-Eval, faithfulness, hallucination (lower is better), a DAG."""
+    rows = [
+        ("capital", {"input": "Capital of France?", "actual_output": "Paris.",
+                     "retrieval_context": ["Paris is the capital.", "Lyon is a city."], "tags": ["geo"]},
+         [mr("correctness", "geval", 0.55, True, reason="Close enough.", details=GEVAL_DETAILS),
+          mr("faithfulness", "faithfulness", 1.0, True, details=FAITH_DETAILS),
+          mr("hallucination", "hallucination", 0.0, True),
+          mr("route", "dag", 0.8, True, details=DAG_DETAILS)]),
+        ("xss", {"input": XSS, "actual_output": CLOSER},
+         [mr("correctness", "geval", 0.31, False, reason=f"Bad: {XSS} & {CLOSER}", details=GEVAL_DETAILS),
+          mr("faithfulness", "faithfulness", None, None, error=f"MetricInputError: no retrieval_context {XSS}"),
+          mr("hallucination", "hallucination", 0.75, False, reason="Contradicts\x00 the context."),
+          mr("route", "dag", 0.2, False, details={"path": [{"node_id": XSS, "verdict": "no"}]})]),
+        (None, {"input": "unnamed"},
+         [mr("correctness", "geval", 0.9, True), mr("faithfulness", "faithfulness", 0.5, True),
+          mr("hallucination", "hallucination", 0.5, True), mr("route", "dag", 1.0, True)]),
+        ("quotes \"'&", {"input": "a \u2028 line separator", "tools_called": [{"name": "search"}]},
+         [mr("correctness", "geval", 1.0, True), mr("faithfulness", "faithfulness", 0.0, False),
+          mr("hallucination", "hallucination", 0.25, True), mr("route", "dag", 0.0, False)]),
+    ]
+    cases = [
+        CaseResult(index=i, name=name, location=f"data.jsonl:{i + 1}", inputs=inputs, results=results)
+        for i, (name, inputs, results) in enumerate(rows)
+    ]
+    metrics = [r.metric for r in cases[0].results]
+    return RunReport(
+        run_id="run-abc",
+        created_at="2026-11-01T12:00:00+00:00",
+        localeval_version="0.1.0",
+        config={"note": XSS},
+        backend=Fingerprint(kind="llama.cpp", model="tiny-model", model_sha256="a" * 64, runtime="x 1"),
+        cases=cases,
+        summary=[MetricSummary.of(m, [c.results[i] for c in cases]) for i, m in enumerate(metrics)],
+        stats=RunStats(model_calls=12, cache_hits=3, duration_s=4.5),
+    )
+
+
+# --- pass rules and charts --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("score", "passed", "rule"),
+    [(0.7, True, ">="), (0.3, False, ">="), (0.3, True, "<="), (0.7, False, "<="), (0.5, True, None)],
+)
+def test_pass_rule_is_read_from_the_result(score: float, passed: bool, rule: str | None) -> None:
+    assert pass_rule(mr("m", "k", score, passed)) == rule
+
+
+def test_pass_rule_of_an_errored_result_is_unknown() -> None:
+    errored = mr("m", "k", None, None, error="BackendError: down")
+    assert pass_rule(errored) is None
+    assert metric_rule([errored, mr("m", "k", 0.5, True), mr("m", "k", 0.2, True)]) == "<="
+    assert metric_rule([errored]) is None
+
+
+def test_failure_messages_state_score_threshold_and_rule() -> None:
+    assert failure_message(mr("m", "k", 0.31, False)) == "score 0.31 < threshold 0.5 (passes at score >= threshold)"
+    assert failure_message(mr("m", "k", 0.75, False)) == "score 0.75 > threshold 0.5 (passes at score <= threshold)"
+
+
+def test_bin_counts_put_each_score_in_its_tenth_and_one_in_the_last() -> None:
+    assert bin_counts([0.0, 0.05, 0.1, 0.3, 0.55, 0.7, 0.99, 1.0]) == [2, 1, 0, 1, 0, 1, 0, 1, 0, 2]
+    assert bin_counts([]) == [0] * 10
+
+
+def test_histogram_marks_the_threshold() -> None:
+    svg = histogram([0.2, 0.9, 0.95], 0.5, width=200)
+    assert svg.count('class="bar"') == 10
+    assert '<line class="threshold" x1="100.0"' in svg
+    assert "xmlns" not in svg  # inline SVG needs no namespace URL
+
+
+# --- HTML -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    return render_html(sample_report())
+
+
+def test_html_refers_to_nothing_outside_the_file(page: str) -> None:
+    for needle in ("http://", "https://", "src=", "href=\"//", "@import", "url(", "<link", "<iframe"):
+        assert needle not in page.lower(), needle
+    assert re.findall(r'href="([^"]*)"', page) == [f"#case-{n}" for n in range(1, 5)]
+
+
+def test_html_escapes_every_string_from_the_report(page: str) -> None:
+    assert XSS not in page
+    assert "<b>bold</b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert page.count("<script") == 1 and page.count("</script>") == 1  # only the page's own script
+    assert "quotes &quot;&#x27;&amp;" in page
+
+
+def test_html_shows_every_case_and_metric(page: str) -> None:
+    report = sample_report()
+    for n in range(1, len(report.cases) + 1):
+        assert f'id="case-{n}"' in page
+    for name in ("capital", "xss", "case-3", "data.jsonl:4"):
+        assert name in page
+    for metric in ("correctness", "faithfulness", "hallucination", "route"):
+        assert page.count(f"<h3>{metric}") == 1  # its summary card
+        assert page.count(f"<h4>{metric}") == 4  # its result in each case
+    assert page.count('class="cell pass"') == 10
+    assert page.count('class="cell fail"') == 5
+    assert page.count('class="cell error"') == 1
+    assert 'data-failed="1" data-errored="1"' in page  # case xss
+
+
+def test_html_header_names_the_run_and_the_backend(page: str) -> None:
+    facts = {"run": "run-abc", "created": "2026-11-01T12:00:00+00:00", "model": "tiny-model",
+             "model sha256": "a" * 64, "duration": "4.5 s", "model calls": "12", "cache hits": "3"}
+    for name, value in facts.items():
+        assert re.search(f"<dt>{name}</dt><dd[^>]*>{re.escape(value)}</dd>", page), name
+
+
+def test_html_summary_has_a_histogram_per_metric_and_the_rule(page: str) -> None:
+    assert page.count('aria-label="score histogram') == 4
+    assert "passes at score ≤ 0.5" in page  # hallucination, read from its results
+    assert page.count("passes at score ≥ 0.5") == 3
+
+
+def test_html_renders_evidence_by_its_shape(page: str) -> None:
+    assert page.count("the judge&#x27;s probability of each score") == 2  # two G-Eval results with evidence
+    assert ">87.5%<" in page  # covered mass
+    assert "<ol><li>Read the question.</li><li>Compare with &lt;the&gt; expected answer.</li></ol>" in page
+    assert '<td class="verdict bad">no</td>' in page and '<td class="verdict good">yes</td>' in page
+    assert "yes: 1, no: 1, idk: 0" in page  # counts as the table's caption
+    assert '<ol class="path">' in page and "non_binary" in page and "polite" in page
+    assert "extra (1)" in page and "&quot;nested&quot;" in page  # fallback: pretty JSON
+    assert '<ol class="items"><li><div class="text">Paris is the capital.</div></li>' in page  # list input
+
+
+def test_write_html_leaves_only_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "out" / "report.html"
+    write_html(sample_report(), path)
+    assert [p.name for p in path.parent.iterdir()] == ["report.html"]
+    assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_the_template_ships_inside_the_package() -> None:
+    assets = files("localeval.reports").joinpath("assets")
+    assert {"report.html", "report.css", "report.js"} <= {p.name for p in assets.iterdir()}
+
+
+# --- JUnit ------------------------------------------------------------------------------
+
+
+def test_junit_has_a_suite_per_metric_with_counts() -> None:
+    root = ET.fromstring(junit_xml(sample_report()))
+    assert root.tag == "testsuites"
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("16", "5", "1")
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    assert list(suites) == ["correctness", "faithfulness", "hallucination", "route"]
+    counts = {name: (s.get("tests"), s.get("failures"), s.get("errors")) for name, s in suites.items()}
+    assert counts == {
+        "correctness": ("4", "1", "0"),
+        "faithfulness": ("4", "1", "1"),
+        "hallucination": ("4", "1", "0"),
+        "route": ("4", "2", "0"),
+    }
+    assert suites["correctness"].get("time") == "1.000"
+    properties = {p.get("name"): p.get("value") for p in suites["route"].iter("property")}
+    assert properties["run_id"] == "run-abc" and properties["model"] == "tiny-model"
+    assert properties["metric_kind"] == "dag"
+
+
+def test_junit_testcases_say_why_they_failed_or_errored() -> None:
+    root = ET.fromstring(junit_xml(sample_report()))
+    cases = root.findall("testsuite[@name='hallucination']/testcase")
+    assert [c.get("name") for c in cases] == ["capital", "xss", "case-3", "quotes \"'&"]
+    assert {c.get("classname") for c in cases} == {"localeval.hallucination"}
+    assert (cases[1].get("file"), cases[1].get("line")) == ("data.jsonl", "2")
+    (failure,) = cases[1].findall("failure")
+    assert failure.get("message") == "score 0.75 > threshold 0.5 (passes at score <= threshold)"
+    assert failure.text == "Contradicts\ufffd the context."  # NUL cannot be in XML
+    (error,) = root.findall("testsuite[@name='faithfulness']/testcase[@name='xss']/error")
+    assert error.get("type") == "MetricInputError"
+    assert error.text == f"MetricInputError: no retrieval_context {XSS}"
+    assert not cases[0].findall("*")  # a pass has no child
+
+
+def test_junit_of_an_empty_run_is_valid() -> None:
+    report = sample_report().model_copy(update={"cases": [], "summary": []})
+    root = ET.fromstring(junit_xml(report))
+    assert (root.get("tests"), root.findall("testsuite")) == ("0", [])
+
+
+# --- JSON Lines -------------------------------------------------------------------------
+
+
+def test_cases_jsonl_round_trips(tmp_path: Path) -> None:
+    report = sample_report()
+    path = tmp_path / "cases.jsonl"
+    write_cases(report, path)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert len(lines) == len(report.cases) + 1 and lines[-1] == ""
+    first = json.loads(lines[0])
+    assert list(first) == ["index", "name", "location", "inputs", "results"]
+    assert read_cases(path) == report.cases  # U+2028 inside a string survives
+
+
+def test_read_cases_names_the_line_at_fault(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    good = cases_jsonl(sample_report().cases[:1])
+    path.write_text(good + "\n{not json\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"cases.jsonl:3: not JSON"):
+        read_cases(path)
+    path.write_text(good + '{"index": 1}\n', encoding="utf-8")
+    with pytest.raises(InputError, match=r"cases.jsonl:2: field 'results': Field required"):
+        read_cases(path)
+    with pytest.raises(InputError, match="cannot read cases"):
+        read_cases(tmp_path / "absent.jsonl")
+
+
+# --- write_reports ----------------------------------------------------------------------
+
+
+def test_write_reports_into_a_run_folder(tmp_path: Path) -> None:
+    report = sample_report()
+    written = write_reports(report, tmp_path / "run")
+    assert written == {fmt: tmp_path / "run" / name for fmt, name in REPORT_FILES.items()}
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == sorted(REPORT_FILES.values())
+    assert RunReport.load(written["json"]) == report
+    assert read_cases(written["cases"]) == report.cases
+    ET.parse(written["junit"])
+
+
+def test_write_reports_to_chosen_paths_only(tmp_path: Path) -> None:
+    written = write_reports(sample_report(), junit_path=tmp_path / "ci" / "junit.xml")
+    assert written == {"junit": tmp_path / "ci" / "junit.xml"}
+    assert [p.name for p in tmp_path.iterdir()] == ["ci"]
+    mixed = write_reports(sample_report(), tmp_path / "run", html_path=tmp_path / "page.html")
+    assert mixed["html"] == tmp_path / "page.html" and mixed["json"] == tmp_path / "run" / "report.json"
+
+
+def test_write_reports_errors_are_typed(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="needs a directory"):
+        write_reports(sample_report())
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    with pytest.raises(InputError, match="cannot write the json report"):
+        write_reports(sample_report(), blocker / "run")
