@@ -80,9 +80,12 @@ def run(
     threads: Annotated[int | None, typer.Option(help="CPU threads for the judge.")] = None,
     field: Annotated[list[str] | None, typer.Option("--map", help="FILE_KEY=FIELD, e.g. query=input; repeatable.")] = None,
     list_delimiter: Annotated[str | None, typer.Option(help="Separator of list items in CSV cells.")] = None,
-    report: Annotated[Path | None, typer.Option(help="Write the JSON report here.")] = None,
+    report: Annotated[Path | None, typer.Option(help="Also write the JSON report here.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write the HTML report here.")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    plugin: Annotated[list[str] | None, typer.Option("--plugin", help="Your metrics: a .py file or a module; repeatable.")] = None,
     resume: Annotated[str | None, typer.Option(help="Finish an interrupted run: its id or directory.")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here (default: ~/.local/share/localeval/runs/ID).")] = None,
     fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first result that errors.")] = False,
@@ -98,7 +101,8 @@ def run(
 
     if resume is not None:
         given = [n for n, v in (("a dataset", dataset), ("--config", config), ("--metric", metric),
-                                ("--model", model), ("--backend", backend), ("--run-dir", run_dir)) if v]
+                                ("--model", model), ("--backend", backend), ("--run-dir", run_dir),
+                                ("--plugin", plugin)) if v]
         if given:
             raise ConfigError(f"--resume runs with the run's own settings; drop {', '.join(given)}")
     if order not in ("prefix", "input"):
@@ -106,10 +110,56 @@ def run(
     settings = session.settings_from_cli(
         dataset=dataset, config=config, metrics=metric, model=model, threads=threads,
         fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
-        cache_dir=cache_dir, backend=backend, base_url=base_url,
+        cache_dir=cache_dir, backend=backend, base_url=base_url, plugins=plugin, html=html, junit=junit,
     )
     flags = session.RunFlags(resume=resume, run_dir=run_dir, fail_fast=fail_fast, order=order)  # type: ignore[arg-type]
     raise typer.Exit(session.run(settings, _paths(), _out(), _err(), os.environ, flags))
+
+
+@app.command()
+def report(
+    run: Annotated[str, typer.Argument(help="A run: its id, its folder, or a report.json.")],
+    out: Annotated[Path | None, typer.Option(help="Write every format into this folder (default: the run's).")] = None,
+    html: Annotated[Path | None, typer.Option(help="Only the HTML report, here.")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Only JUnit XML, here.")] = None,
+) -> None:
+    """Write a finished run's reports again: JSON, per-case JSON Lines, HTML, JUnit XML."""
+    from localeval import reports
+    from localeval.runs import load_report
+
+    loaded = load_report(run, _paths().runs)
+    folder = out if out or html or junit else _run_folder(run)
+    written = reports.write_reports(loaded, folder, html_path=html, junit_path=junit)
+    for path in written.values():
+        _out().print(str(path), highlight=False, soft_wrap=True)
+
+
+def _run_folder(run: str) -> Path:
+    from localeval.runs import find_run
+
+    path = Path(run)
+    return path.parent if path.is_file() else find_run(run, _paths().runs)
+
+
+@app.command()
+def compare(
+    before: Annotated[str, typer.Argument(help="The baseline run: id, folder or report.json.")],
+    after: Annotated[str, typer.Argument(help="The new run.")],
+    tolerance: Annotated[float, typer.Option(help="Score moves up to this much are not listed.")] = 0.0,
+) -> None:
+    """List the cases and metrics whose score or pass/fail changed between two runs.
+
+    Exit codes: 0 no regression; 1 a result went from pass to fail, or from scored
+    to error; 2 bad usage or input.
+    """
+    from localeval.reports import compare as compare_runs
+    from localeval.reports import print_comparison
+    from localeval.runs import load_report
+
+    runs = _paths().runs
+    comparison = compare_runs(load_report(before, runs), load_report(after, runs), tolerance=tolerance)
+    print_comparison(_out(), comparison)
+    raise typer.Exit(EXIT_FAILED if comparison.has_regressions or comparison.has_new_errors else 0)
 
 
 @app.command("meta-eval")

@@ -36,6 +36,7 @@ from localeval.backends import BACKEND_KINDS, OPENAI_PRESETS
 from localeval.errors import ConfigError, first_problem
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
+from localeval.plugins import load_plugins
 
 
 class _Section(BaseModel):
@@ -78,7 +79,11 @@ class BackendConfig(_Section):
 
 
 class ReportConfig(_Section):
-    path: Path | None = None
+    """Copies of the reports where you want them; the run's folder always has every format."""
+
+    path: Path | None = Field(None, description="The JSON report.")
+    html: Path | None = Field(None, description="The self-contained HTML report.")
+    junit: Path | None = Field(None, description="JUnit XML, for CI systems.")
 
 
 class CacheConfig(_Section):
@@ -87,6 +92,9 @@ class CacheConfig(_Section):
 
 
 class RunConfig(_Section):
+    plugins: list[str] = Field(
+        default_factory=list, description="Your metric modules: .py files (relative to this file) or module names."
+    )
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     backend: BackendConfig = Field(default_factory=BackendConfig)
     metrics: list[dict[str, Any]] = Field(default_factory=list)
@@ -121,7 +129,9 @@ class RunConfig(_Section):
             update={
                 "dataset": self.dataset.model_copy(update={"path": rebase(self.dataset.path)}),
                 "backend": self.backend.model_copy(update={"model": model}),
-                "report": self.report.model_copy(update={"path": rebase(self.report.path)}),
+                "report": self.report.model_copy(
+                    update={name: rebase(getattr(self.report, name)) for name in ("path", "html", "junit")}
+                ),
                 "cache": self.cache.model_copy(update={"dir": rebase(self.cache.dir)}),
             }
         )
@@ -130,6 +140,7 @@ class RunConfig(_Section):
         """The configured metrics; errors name the file and the metric's position."""
         if not self.metrics:
             raise ConfigError(f"{self.source}: no metrics given (use --metric or [[metrics]])")
+        load_plugins(self.plugins, self._base(), f"{self.source}: plugins")
         built = []
         for i, entry in enumerate(self.metrics, start=1):
             options = dict(entry)
@@ -140,11 +151,15 @@ class RunConfig(_Section):
             built.append(self._rebase_paths(build_metric(kind, options, where)))
         return built
 
+    def _base(self) -> Path:
+        """The folder relative paths in this config are relative to."""
+        return Path.cwd() if self.source == "<command line>" else Path(self.source).parent
+
     def _rebase_paths(self, metric: Metric) -> Metric:
         """A metric's relative path options (e.g. its prompt files) are relative to the config file."""
         if self.source == "<command line>":
             return metric
-        base = Path(self.source).parent
+        base = self._base()
         moved = {
             name: Path(os.path.normpath(base / value))
             for name, value in metric

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from localeval.catalog import file_sha256
+from localeval import reports
 from localeval.config import ReportConfig, RunConfig
 from localeval.errors import ConfigError, InputError
 from localeval.journal import Journal, JournalHeader
@@ -75,7 +76,9 @@ def absolute_paths(config: RunConfig) -> RunConfig:
         update={
             "dataset": config.dataset.model_copy(update={"path": absolute(config.dataset.path)}),
             "backend": config.backend.model_copy(update={"model": model}),
-            "report": config.report.model_copy(update={"path": absolute(config.report.path)}),
+            "report": config.report.model_copy(
+                update={name: absolute(getattr(config.report, name)) for name in ("path", "html", "junit")}
+            ),
             "cache": config.cache.model_copy(update={"dir": absolute(config.cache.dir)}),
         }
     )
@@ -95,10 +98,9 @@ def load_report(ref: str | Path, runs_home: Path) -> RunReport:
 
 
 def write_reports(report: RunReport, run_dir: Path, wanted: ReportConfig) -> list[Path]:
-    """The run's reports in its directory, and copies where the config asks for them."""
-    written = [run_dir / REPORT]
-    report.save(run_dir / REPORT)
-    if wanted.path is not None:
-        report.save(wanted.path)
-        written.append(wanted.path)
+    """Every format in the run's directory, and each copy the config asks for where it asks."""
+    written = list(reports.write_reports(report, run_dir).values())
+    copies = {"json_path": wanted.path, "html_path": wanted.html, "junit_path": wanted.junit}
+    if any(copies.values()):
+        written += reports.write_reports(report, **copies).values()
     return written

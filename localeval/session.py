@@ -55,6 +55,9 @@ def settings_from_cli(
     report: Path | None,
     no_cache: bool,
     cache_dir: Path | None,
+    plugins: list[str] | None = None,
+    html: Path | None = None,
+    junit: Path | None = None,
 ) -> RunConfig:
     """The config file's settings with the command line's on top."""
     base = RunConfig.load(config) if config else RunConfig()
@@ -74,7 +77,11 @@ def settings_from_cli(
             "dataset": data,
             "backend": _backend_overrides(base.backend, backend, model, base_url, threads),
             "metrics": [{"metric": m} for m in metrics] if metrics else base.metrics,
-            "report": base.report.model_copy(update={"path": report or base.report.path}),
+            "plugins": base.plugins + [_from_cwd(p) for p in plugins or ()],
+            "report": base.report.model_copy(
+                update={"path": report or base.report.path, "html": html or base.report.html,
+                        "junit": junit or base.report.junit}
+            ),
             "cache": base.cache.model_copy(
                 update={"enabled": base.cache.enabled and not no_cache, "dir": cache_dir or base.cache.dir}
             ),
@@ -85,6 +92,11 @@ def settings_from_cli(
     except ValidationError as error:
         where, message = first_problem(error)
         raise ConfigError(f"command line: {where}: {message}") from error
+
+
+def _from_cwd(plugin: str) -> str:
+    """A plugin file given on the command line, absolute (config files' are relative to the file)."""
+    return str(Path(plugin).resolve()) if plugin.endswith(".py") else plugin
 
 
 def _mapping(pairs: list[str]) -> dict[str, str]:
