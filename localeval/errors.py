@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -87,6 +88,18 @@ class MetricInputError(LocalevalError):
         self.metric = metric
         self.field = field
         super().__init__(message or f"metric '{metric}' needs field '{field}', which is empty")
+
+
+class ScoreError(LocalevalError):
+    """A metric computed something that is not a score in [0, 1]."""
+
+
+class PartFailed(LocalevalError):
+    """A part of a composite metric could not score; ``details`` keeps what every part gave."""
+
+    def __init__(self, message: str, details: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 def first_problem(error: ValidationError) -> tuple[str, str]:

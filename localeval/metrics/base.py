@@ -10,7 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
-from localeval.errors import BackendError, MetricInputError, PromptError
+from localeval.errors import (
+    BackendError,
+    MetricInputError,
+    PartFailed,
+    PromptError,
+    ScoreError,
+)
 from localeval.results import MetricResult
 
 
@@ -21,6 +27,12 @@ class Verdict:
     score: float
     reason: str
     details: dict[str, Any] = field(default_factory=dict)
+
+
+def check_score(metric: str, score: object) -> None:
+    """Raise :class:`ScoreError` unless ``score`` is a number in [0, 1] (a user's metric may return anything)."""
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
+        raise ScoreError(f"metric '{metric}' gave the score {score!r}; a score is a number from 0 to 1")
 
 
 def _plain_text(value: Any) -> str:
@@ -54,6 +66,8 @@ class Metric(BaseModel):
 
     kind: ClassVar[str]
     needs_judge: ClassVar[bool] = False
+    #: Passes when score <= threshold instead of >= (hallucination: a share of contradictions).
+    lower_is_better: ClassVar[bool] = False
 
     name: str | None = Field(None, description="Shown in reports; defaults to the kind.")
     threshold: float = Field(0.5, ge=0.0, le=1.0, description="Passes when score >= threshold.")
@@ -89,7 +103,7 @@ class Metric(BaseModel):
         return "\n".join([self.kind, *values])
 
     def passes(self, score: float) -> bool:
-        return score >= self.threshold
+        return score <= self.threshold if self.lower_is_better else score >= self.threshold
 
     def measure(self, case: TestCase, judge: Backend | None = None) -> MetricResult:
         """Score one case. Expected failures become an error result, not an exception."""
@@ -99,8 +113,10 @@ class Metric(BaseModel):
             if self.needs_judge and judge is None:
                 raise BackendError(f"metric '{self.display_name}' needs a judge backend")
             verdict = self.verdict(case, judge)
-        except (MetricInputError, BackendError, PromptError) as err:
-            return self._result(error=f"{type(err).__name__}: {err}", start=start)
+            check_score(self.display_name, verdict.score)
+        except (MetricInputError, BackendError, PromptError, ScoreError, PartFailed) as err:
+            details = err.details if isinstance(err, PartFailed) else {}
+            return self._result(error=f"{type(err).__name__}: {err}", details=details, start=start)
         return self._result(
             score=verdict.score,
             passed=self.passes(verdict.score),

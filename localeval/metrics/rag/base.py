@@ -141,8 +141,6 @@ class RagMetric(Metric):
     """
 
     needs_judge = True
-    #: Passes when score <= threshold instead of >=.
-    lower_is_better: ClassVar[bool] = False
     #: The folder under prompts/ with this metric's prompt files.
     prompt_folder: ClassVar[str]
 
@@ -157,9 +155,6 @@ class RagMetric(Metric):
 
     def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
         raise NotImplementedError
-
-    def passes(self, score: float) -> bool:
-        return score <= self.threshold if self.lower_is_better else score >= self.threshold
 
     def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
         if judge is None:

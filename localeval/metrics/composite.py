@@ -1,0 +1,102 @@
+"""Composite metrics: one score from several metrics' scores (the min of faithfulness and relevancy...).
+
+Each part is measured on the case as it would be alone; the composite's score is
+the ``aggregate`` of the parts' scores, each read so that higher is better (a
+lower-is-better part such as hallucination counts as 1 - score). The parts'
+results are the evidence. A part that cannot score makes the composite's result
+an error that names it: a composite never scores on fewer parts than it has.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Literal
+
+from pydantic import Field, SerializeAsAny, field_validator, model_validator
+
+from localeval.backends.base import Backend
+from localeval.case import TestCase
+from localeval.errors import PartFailed
+from localeval.metrics.base import Metric, Verdict
+
+Aggregate = Literal["min", "max", "mean", "weighted_mean"]
+
+
+class Composite(Metric):
+    """Scores ``aggregate`` over ``metrics``; config: ``metrics = [{metric = "faithfulness"}, ...]``."""
+
+    kind = "composite"
+
+    metrics: list[SerializeAsAny[Metric]] = Field(min_length=1, description="The parts, measured in order.")
+    aggregate: Aggregate = "min"
+    weights: list[float] | None = Field(None, description="weighted_mean: one non-negative weight per part.")
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _build(cls, parts: Any) -> Any:
+        from localeval.metrics import build_metric
+
+        if not isinstance(parts, list):
+            return parts
+        built = []
+        for i, part in enumerate(parts, start=1):
+            if isinstance(part, dict):
+                options = dict(part)
+                kind = options.pop("metric", None)
+                if not isinstance(kind, str):
+                    raise ValueError(f"part {i}: the 'metric' key (its type, e.g. 'faithfulness') is missing")  # noqa: TRY004 -- pydantic reports ValueError
+                part = build_metric(kind, options, where=f"part {i}")
+            built.append(part)
+        return built
+
+    @model_validator(mode="after")
+    def _check(self) -> Composite:
+        names = [m.display_name for m in self.metrics]
+        if len(set(names)) != len(names):
+            raise ValueError(f"two parts are named alike ({', '.join(names)}); give each a distinct name")
+        if self.aggregate == "weighted_mean":
+            if self.weights is None or len(self.weights) != len(self.metrics):
+                raise ValueError("weighted_mean needs one weight per part in 'weights'")
+            if min(self.weights) < 0 or sum(self.weights) <= 0:
+                raise ValueError("weights must be non-negative and not all zero")
+        elif self.weights is not None:
+            raise ValueError(f"'weights' is only for aggregate = 'weighted_mean', not {self.aggregate!r}")
+        return self
+
+    @property
+    def needs_judge(self) -> bool:  # type: ignore[override]
+        return any(m.needs_judge for m in self.metrics)
+
+    def required_fields(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(f for m in self.metrics for f in m.required_fields()))
+
+    def prepare(self, judge: Backend | None) -> Composite:
+        return self.model_copy(update={"metrics": [m.prepare(judge) for m in self.metrics]})
+
+    def prompt_start(self, case: TestCase) -> str:
+        return self.metrics[0].prompt_start(case)
+
+    def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
+        results = [m.measure(case, judge) for m in self.metrics]
+        details: dict[str, Any] = {"aggregate": self.aggregate, "parts": [r.model_dump() for r in results]}
+        failed = next((r for r in results if r.errored), None)
+        if failed is not None:
+            raise PartFailed(f"part '{failed.metric}' could not score: {failed.error}", details)
+        oriented = [1.0 - r.score if m.lower_is_better else r.score  # type: ignore[operator]
+                    for m, r in zip(self.metrics, results)]
+        score = combine(self.aggregate, oriented, self.weights)
+        parts = ", ".join(f"{r.metric} {r.score:.2f}" for r in results)
+        return Verdict(score=score, reason=f"{self.aggregate} of {parts}", details=details)
+
+
+def combine(aggregate: Aggregate, scores: list[float], weights: list[float] | None = None) -> float:
+    """The aggregate of higher-is-better scores in [0, 1]."""
+    if aggregate == "min":
+        return min(scores)
+    if aggregate == "max":
+        return max(scores)
+    if aggregate == "mean":
+        return statistics.fmean(scores)
+    if weights is None:
+        raise ValueError("weighted_mean needs weights")
+    return sum(w * s for w, s in zip(weights, scores)) / sum(weights)
