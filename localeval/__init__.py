@@ -1,107 +1,132 @@
 """localeval: evaluate LLM outputs with judges that run on local models.
 
 Importing this package reads no environment variable, creates no file, starts
-no thread and loads no model; the llama.cpp backend is imported on first use.
+no thread and loads no model. Its names are imported on first use, so that
+``import localeval`` (and the pytest plugin, loaded in every pytest session of
+a venv that has localeval) costs next to nothing.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from localeval.backends import make_backend
-from localeval.backends.base import (
-    Backend,
-    Capabilities,
-    DistributionReply,
-    DistributionRequest,
-    Fingerprint,
-    JsonReply,
-    JsonRequest,
-    Message,
-)
-from localeval.cache import CachedBackend, open_cache
-from localeval.case import Golden, TestCase, ToolCall
-from localeval.catalog import ModelCatalog, ModelSpec
-from localeval.dataset import Dataset
-from localeval.distribution import CandidateDistribution
-from localeval.errors import (
-    BackendError,
-    BackendUnavailable,
-    ConfigError,
-    DatasetError,
-    LocalevalError,
-    SchemaViolation,
-)
-from localeval.metrics import (
-    AnswerRelevancy,
-    ContextualPrecision,
-    ContextualRecall,
-    ContextualRelevancy,
-    ExactMatch,
-    Faithfulness,
-    GEval,
-    Hallucination,
-    Metric,
-    Verdict,
-    build_metric,
-    register_metric,
-)
-from localeval.results import CaseResult, MetricResult, RunReport
-from localeval.runner import evaluate
-
 if TYPE_CHECKING:
+    from localeval.backends import make_backend
+    from localeval.backends.base import (
+        Backend,
+        Capabilities,
+        DistributionReply,
+        DistributionRequest,
+        Fingerprint,
+        JsonReply,
+        JsonRequest,
+        Message,
+    )
     from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
+    from localeval.cache import CachedBackend, open_cache
+    from localeval.case import Golden, TestCase, ToolCall
+    from localeval.catalog import ModelCatalog, ModelSpec
+    from localeval.dataset import Dataset
+    from localeval.distribution import CandidateDistribution
+    from localeval.errors import (
+        BackendError,
+        BackendUnavailable,
+        ConfigError,
+        DatasetError,
+        LocalevalError,
+        SchemaViolation,
+    )
+    from localeval.events import Events, MetricFinished, MetricStarted, RunFinished, RunStarted
+    from localeval.metrics import (
+        DAG,
+        AnswerRelevancy,
+        Composite,
+        ContextualPrecision,
+        ContextualRecall,
+        ContextualRelevancy,
+        ExactMatch,
+        Faithfulness,
+        GEval,
+        Hallucination,
+        Metric,
+        Verdict,
+        build_metric,
+        metric,
+        register_metric,
+    )
+    from localeval.metrics.length import OutputLength
+    from localeval.results import CaseResult, MetricResult, RunReport
+    from localeval.runner import RunInterrupted, RunOptions, evaluate
 
-__all__ = [
-    "AnswerRelevancy",
-    "Backend",
-    "BackendError",
-    "BackendUnavailable",
-    "CachedBackend",
-    "CandidateDistribution",
-    "Capabilities",
-    "CaseResult",
-    "ConfigError",
-    "ContextualPrecision",
-    "ContextualRecall",
-    "ContextualRelevancy",
-    "Dataset",
-    "DatasetError",
-    "DistributionReply",
-    "DistributionRequest",
-    "ExactMatch",
-    "Faithfulness",
-    "Fingerprint",
-    "GEval",
-    "Golden",
-    "Hallucination",
-    "JsonReply",
-    "JsonRequest",
-    "LlamaCppBackend",
-    "LlamaCppOptions",
-    "LocalevalError",
-    "Message",
-    "Metric",
-    "MetricResult",
-    "ModelCatalog",
-    "ModelSpec",
-    "RunReport",
-    "SchemaViolation",
-    "TestCase",
-    "ToolCall",
-    "Verdict",
-    "build_metric",
-    "evaluate",
-    "make_backend",
-    "open_cache",
-    "register_metric",
-]
+#: Each public name and the module that defines it.
+_EXPORTS: dict[str, str] = {
+    "AnswerRelevancy": "localeval.metrics",
+    "Backend": "localeval.backends.base",
+    "BackendError": "localeval.errors",
+    "BackendUnavailable": "localeval.errors",
+    "CachedBackend": "localeval.cache",
+    "CandidateDistribution": "localeval.distribution",
+    "Capabilities": "localeval.backends.base",
+    "CaseResult": "localeval.results",
+    "Composite": "localeval.metrics",
+    "ConfigError": "localeval.errors",
+    "ContextualPrecision": "localeval.metrics",
+    "ContextualRecall": "localeval.metrics",
+    "ContextualRelevancy": "localeval.metrics",
+    "DAG": "localeval.metrics",
+    "Dataset": "localeval.dataset",
+    "DatasetError": "localeval.errors",
+    "DistributionReply": "localeval.backends.base",
+    "DistributionRequest": "localeval.backends.base",
+    "Events": "localeval.events",
+    "ExactMatch": "localeval.metrics",
+    "Faithfulness": "localeval.metrics",
+    "Fingerprint": "localeval.backends.base",
+    "GEval": "localeval.metrics",
+    "Golden": "localeval.case",
+    "Hallucination": "localeval.metrics",
+    "JsonReply": "localeval.backends.base",
+    "JsonRequest": "localeval.backends.base",
+    "LlamaCppBackend": "localeval.backends.llamacpp",
+    "LlamaCppOptions": "localeval.backends.llamacpp",
+    "LocalevalError": "localeval.errors",
+    "Message": "localeval.backends.base",
+    "Metric": "localeval.metrics",
+    "MetricFinished": "localeval.events",
+    "MetricResult": "localeval.results",
+    "MetricStarted": "localeval.events",
+    "ModelCatalog": "localeval.catalog",
+    "ModelSpec": "localeval.catalog",
+    "OutputLength": "localeval.metrics.length",
+    "RunFinished": "localeval.events",
+    "RunInterrupted": "localeval.runner",
+    "RunOptions": "localeval.runner",
+    "RunReport": "localeval.results",
+    "RunStarted": "localeval.events",
+    "SchemaViolation": "localeval.errors",
+    "TestCase": "localeval.case",
+    "ToolCall": "localeval.case",
+    "Verdict": "localeval.metrics",
+    "build_metric": "localeval.metrics",
+    "evaluate": "localeval.runner",
+    "make_backend": "localeval.backends",
+    "metric": "localeval.metrics",
+    "open_cache": "localeval.cache",
+    "register_metric": "localeval.metrics",
+}
+
+__all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str) -> Any:
-    # The llama.cpp backend loads a native library: import it only when asked for.
-    if name in ("LlamaCppBackend", "LlamaCppOptions"):
-        from localeval.backends import llamacpp
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'localeval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
 
-        return getattr(llamacpp, name)
-    raise AttributeError(f"module 'localeval' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

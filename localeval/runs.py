@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from localeval.catalog import file_sha256
 from localeval import reports
+from localeval.catalog import file_sha256
 from localeval.config import ReportConfig, RunConfig
 from localeval.errors import ConfigError, InputError
 from localeval.journal import Journal, JournalHeader

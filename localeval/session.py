@@ -127,25 +127,16 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     journal = Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) if flags.resume else None
     if journal is not None:
         config = resumed_config(journal)
-    if config.dataset.path is None:
-        raise ConfigError("no dataset given (a file argument, or [dataset] path in --config)")
-    dataset = Dataset.load(
-        config.dataset.path,
-        format=config.dataset.format,
-        fields=config.dataset.fields,
-        list_delimiter=config.dataset.list_delimiter,
-        unknown_fields=config.dataset.unknown_fields,
-    )
+    dataset = _dataset(config)
     metrics = config.build_metrics()
     check_inputs(dataset, metrics)
-    if journal is None:
-        names = [m.display_name for m in metrics]
-        journal = start_run(config, names, len(dataset), flags.run_dir, paths.runs)
-    run_dir = journal.path.parent
-    with journal, ExitStack() as stack:
-        err.print(f"Run {journal.header.run_id}: {run_dir}", highlight=False)
+    with ExitStack() as stack:
         needed = any(m.needs_judge for m in metrics)
         judge = load_judge(config.backend, config.cache, paths, environ, stack, err) if needed else None
+        if journal is None:  # only now: a judge that cannot load leaves no run behind
+            journal = start_run(config, [m.display_name for m in metrics], len(dataset), flags.run_dir, paths.runs)
+        run_dir = stack.enter_context(journal).path.parent
+        err.print(f"Run {journal.header.run_id}: {run_dir}", highlight=False, soft_wrap=True)
         options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"))
         with progress_bar(err) as listen:
             try:
@@ -161,6 +152,18 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     written = write_reports(report, run_dir, config.report)
     out.print("Reports: " + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
     return _exit_code(report)
+
+
+def _dataset(config: RunConfig) -> Dataset:
+    if config.dataset.path is None:
+        raise ConfigError("no dataset given (a file argument, or [dataset] path in --config)")
+    return Dataset.load(
+        config.dataset.path,
+        format=config.dataset.format,
+        fields=config.dataset.fields,
+        list_delimiter=config.dataset.list_delimiter,
+        unknown_fields=config.dataset.unknown_fields,
+    )
 
 
 def _exit_code(report: RunReport) -> int:

@@ -12,10 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from servers import FAST_RETRIES, KEY, ServerProcess
 
 from localeval.catalog import ModelCatalog, ModelSpec
 from localeval.paths import Paths
-from servers import FAST_RETRIES, KEY, ServerProcess
 
 
 @pytest.fixture(scope="session", autouse=True)

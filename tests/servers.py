@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-import json
 from typing import Any
 
 import httpx

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from scripted import ScriptedBackend
 
 from localeval.case import TestCase
 from localeval.config import RunConfig
@@ -18,7 +19,6 @@ from localeval.errors import BackendError, ConfigError, UnknownMetric
 from localeval.metrics import Composite, ExactMatch, GEval, Hallucination, build_metric, metric, register_metric
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.composite import combine
-from scripted import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parent.parent
 CASE = TestCase(input="q", actual_output="one two three", expected_output="one two")

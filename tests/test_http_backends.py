@@ -38,8 +38,8 @@ from localeval.backends.http import HttpStatusError
 from localeval.backends.ollama import OllamaBackend
 from localeval.backends.openai_compat import OpenAICompatBackend
 from localeval.cache import cache_key
-from localeval.chat import CHATML, JinjaChatFormat
 from localeval.case import TestCase
+from localeval.chat import CHATML, JinjaChatFormat
 from localeval.errors import (
     BackendError,
     BackendUnavailable,

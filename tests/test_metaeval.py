@@ -375,17 +375,17 @@ def test_a_bad_spec_is_a_config_error(fields, human, group, limit, message):
 def test_a_metric_with_scoring_runs_once_per_method_and_without_writing_reasons():
     variants = metric_variants("geval", GEVAL_OPTIONS, ["top", "logprobs", "top"])
     assert [m for m, _ in variants] == ["top", "logprobs"]
-    assert [getattr(metric, "scoring") for _, metric in variants] == ["top", "logprobs"]
+    assert [metric.scoring for _, metric in variants] == ["top", "logprobs"]
     assert [metric.display_name for _, metric in variants] == ["geval (top)", "geval (logprobs)"]
-    assert all(getattr(metric, "include_reason") is False for _, metric in variants)
+    assert all(metric.include_reason is False for _, metric in variants)
     [(method, metric)] = metric_variants("geval", {**GEVAL_OPTIONS, "include_reason": True})
-    assert (method, getattr(metric, "include_reason")) == ("logprobs", True)  # asked for: kept
+    assert (method, metric.include_reason) == ("logprobs", True)  # asked for: kept
 
 
 def test_a_preset_name_with_a_colon_is_passed_through():
     [(method, metric)] = metric_variants("geval:coherence", {"scoring": "top"})
     name = build_metric("geval:coherence").display_name
-    assert (method, getattr(metric, "scoring"), metric.display_name) == ("top", "top", f"{name} (top)")
+    assert (method, metric.scoring, metric.display_name) == ("top", "top", f"{name} (top)")
 
 
 def test_method_conflicts_are_config_errors():

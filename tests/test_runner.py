@@ -8,6 +8,7 @@ import time
 from typing import ClassVar
 
 import pytest
+from scripted import FULL_CAPABILITIES, ScriptedBackend
 
 from localeval.backends.base import Capabilities
 from localeval.cache import CachedBackend, open_cache
@@ -20,7 +21,6 @@ from localeval.metrics import GEval
 from localeval.metrics.base import Metric, Verdict
 from localeval.runner import RunInterrupted, RunOptions, evaluate
 from localeval.schedule import Task, plan
-from scripted import FULL_CAPABILITIES, ScriptedBackend
 
 
 class Probe(Metric):
