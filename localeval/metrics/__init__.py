@@ -8,6 +8,9 @@ from pydantic import ValidationError
 
 from localeval.errors import ConfigError, UnknownMetric, first_problem
 from localeval.metrics.base import Metric, Verdict
+from localeval.metrics.composite import Composite
+from localeval.metrics.custom import metric
+from localeval.metrics.dag import DAG
 from localeval.metrics.exact_match import ExactMatch
 from localeval.metrics.geval import GEval
 from localeval.metrics.length import OutputLength
@@ -25,12 +28,23 @@ _REGISTRY: dict[str, type[Metric]] = {}
 
 
 def register_metric(cls: type[Metric]) -> type[Metric]:
-    """Make a metric class available by its ``kind`` in the CLI and config files."""
+    """Make a metric class available by its ``kind`` in the CLI and config files.
+
+    Usable as a class decorator. A kind already taken by another class is an
+    error (registering the same class again, as a re-imported module does, is not).
+    """
+    taken = _REGISTRY.get(cls.kind)
+    if taken is not None and _identity(taken) != _identity(cls):
+        raise ConfigError(f"metric kind {cls.kind!r} is taken by {_identity(taken)}; choose another name")
     _REGISTRY[cls.kind] = cls
     return cls
 
 
-for _builtin in (ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
+def _identity(cls: type[Metric]) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+for _builtin in (Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
                  ContextualPrecision, ContextualRecall, ContextualRelevancy):
     register_metric(_builtin)
 
@@ -59,7 +73,20 @@ def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = 
 
 
 __all__ = [
-    "AnswerRelevancy", "ContextualPrecision", "ContextualRecall", "ContextualRelevancy", "ExactMatch",
-    "Faithfulness", "GEval", "Hallucination", "Metric", "Verdict", "build_metric", "metric_names",
+    "DAG",
+    "AnswerRelevancy",
+    "Composite",
+    "ContextualPrecision",
+    "ContextualRecall",
+    "ContextualRelevancy",
+    "ExactMatch",
+    "Faithfulness",
+    "GEval",
+    "Hallucination",
+    "Metric",
+    "Verdict",
+    "build_metric",
+    "metric",
+    "metric_names",
     "register_metric",
 ]

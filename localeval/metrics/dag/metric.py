@@ -1,0 +1,136 @@
+"""The DAG metric: a decision graph of small judge calls that ends at a score you chose."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from localeval.backends.base import Backend
+from localeval.case import CASE_FIELDS, TestCase
+from localeval.errors import BackendError, PromptError
+from localeval.metrics.base import Metric, Verdict, strict_requested
+from localeval.metrics.dag.graph import Graph, build_graph
+from localeval.metrics.dag.nodes import AnyNode, Node, VerdictNode
+from localeval.metrics.dag.walk import (
+    SCHEMA_TOKENS,
+    Prompts,
+    node_request,
+    path_lines,
+    text_schema,
+    walk,
+)
+from localeval.metrics.rag.base import ask, format_score
+from localeval.prompts import load_prompt
+
+#: The longest reason the judge may write.
+REASON_CHARS = 400
+
+
+class DAG(Metric):
+    """Score a case by walking a graph of task, judgement and verdict nodes.
+
+    ``nodes`` maps ids to nodes (children refer to ids, or are given inline);
+    ``root`` names the node (or nodes) where a run starts. The graph is checked
+    when the metric is built (see :mod:`localeval.metrics.dag.graph`). The score is
+    the reached verdict's ``score / 10``, or its G-Eval metric's score;
+    ``details["path"]`` records every step. In strict mode the score is 1.0 only
+    when the path gives 1.0, else 0.0, and the threshold is 1.0.
+    """
+
+    kind = "dag"
+    needs_judge = True
+
+    root: tuple[str, ...] = Field(description="The id of the node where a run starts (or a list of ids).")
+    nodes: dict[str, Node] = Field(description="Every node by id.")
+    field_labels: dict[str, str] = Field(
+        default_factory=dict, description="How prompts name a field, e.g. actual_output -> 'Summary'."
+    )
+    include_reason: bool = Field(True, description="Have the judge explain the score, after scoring.")
+    strict_mode: bool = Field(False, description="Binary: only a perfect score counts; sets the threshold.")
+    task_prompt: Path | None = Field(None, description="Your own prompt file for task nodes.")
+    judgement_prompt: Path | None = Field(None, description="Your own prompt file for judgement nodes.")
+    reason_prompt: Path | None = Field(None, description="Your own prompt file for the reason.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strict(cls, data: Any) -> Any:
+        return {**data, "threshold": 1.0} if strict_requested(data) else data
+
+    @field_validator("root", mode="before")
+    @classmethod
+    def _one_root(cls, value: Any) -> Any:
+        return (value,) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _check(self) -> DAG:
+        unknown = [name for name in self.field_labels if name not in CASE_FIELDS]
+        if unknown:
+            raise ValueError(f"field_labels must name test-case fields, got {unknown}")
+        self.graph()
+        return self
+
+    def graph(self) -> Graph:
+        """The checked graph; computed from the fields, so a copy of the metric is never stale."""
+        return build_graph(self.nodes, self.root)
+
+    def required_fields(self) -> tuple[str, ...]:
+        names: dict[str, None] = {}
+        for node in self.graph().nodes.values():
+            if isinstance(node, VerdictNode):
+                names.update(dict.fromkeys(node.geval.required_fields() if node.geval else ()))
+            else:
+                names.update(dict.fromkeys(node.evaluation_params))
+        return tuple(names)
+
+    def prepare(self, judge: Backend | None) -> DAG:
+        """This metric with its G-Eval children's evaluation steps written, once for a run."""
+        nodes = self.graph().nodes
+        prepared = {node_id: _prepared(node, judge) for node_id, node in nodes.items()}
+        if all(prepared[n] is nodes[n] for n in nodes):
+            return self
+        return self.model_copy(update={"nodes": prepared})
+
+    def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
+        if judge is None:
+            raise BackendError(f"metric '{self.display_name}' needs a judge backend")
+        graph = self.graph()
+        outcome = walk(graph, case, judge, self._prompts())
+        details: dict[str, Any] = {"raw_score": outcome.score, "path": outcome.steps}
+        lines = path_lines(graph, outcome.steps)
+        reason = "; ".join(lines)
+        if self.include_reason:
+            try:
+                reason = self._reason(judge, lines, outcome.score)
+            except (BackendError, PromptError) as err:  # the score stands; say why the reason is missing
+                details["reason_error"] = f"{type(err).__name__}: {err}"
+        score = float(outcome.score == 1.0) if self.strict_mode else outcome.score
+        return Verdict(score=score, reason=reason, details=details)
+
+    def prompt_start(self, case: TestCase) -> str:
+        """The first root's prompt: a run sorts calls by it, so calls sharing a prefix run back to back."""
+        graph = self.graph()
+        try:
+            request = node_request(graph, graph.roots[0], case, self._prompts(), {})
+        except PromptError:
+            return super().prompt_start(case)  # the run reports it when it measures the case
+        return "\n".join(m.content for m in request.prompt.messages)
+
+    def _prompts(self) -> Prompts:
+        return Prompts(self.task_prompt, self.judgement_prompt, self.field_labels)
+
+    def _reason(self, judge: Backend, lines: list[str], score: float) -> str:
+        prompt = load_prompt("dag/reason", self.reason_prompt).render(steps=lines, score=format_score(score))
+        schema = text_schema("reason", REASON_CHARS)
+        reason = str(ask(judge, prompt, schema, SCHEMA_TOKENS + REASON_CHARS)["reason"]).strip()
+        if not reason:
+            raise BackendError("the judge wrote a blank reason")
+        return reason
+
+
+def _prepared(node: AnyNode, judge: Backend | None) -> AnyNode:
+    if isinstance(node, VerdictNode) and node.geval is not None:
+        geval = node.geval.prepare(judge)
+        return node if geval is node.geval else node.model_copy(update={"geval": geval})
+    return node
