@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
-from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
+from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions, json_grammar
 from localeval.chat import PlainFormat, chat_format_for
 from localeval.errors import BackendError, TruncatedOutput
 
@@ -168,6 +168,36 @@ def test_unbounded_arrays_are_bounded_inside_the_grammar(default_model):
     backend.close()
     assert reply.finish_reason == "stop"
     assert 1 <= len(reply.value["n"]) <= 4
+
+
+# A meeting summary whose headings the default model copies with their line breaks: with
+# llama-cpp-python's own JSON grammar its reply held a raw newline inside a string
+# ("Invalid control character at char 150"); JSON's string rule keeps it valid.
+SUMMARY = (
+    "## Intro\nFay ran the launch check.\n## Body\nThe website and press release are ready; support knows "
+    "the new prices.\n## Conclusion\nLaunch is on Monday."
+)
+
+
+def test_a_string_never_holds_a_raw_control_character(llama_backend):
+    schema = {"type": "object", "properties": {"output": {"type": "string", "minLength": 1, "maxLength": 400}},
+              "required": ["output"], "additionalProperties": False}
+    prompt = ("Task: Extract all headings in the summary, in order.\n\nSummary:\n" + SUMMARY +
+              '\n\nWrite only the result of the task. Answer in JSON: {"output": "..."}')
+    request = JsonRequest(
+        messages=[Message(role="system", content="You do one small task on a text and write only the result."),
+                  Message(role="user", content=prompt)],
+        json_schema=schema, max_tokens=300,
+    )
+    reply = llama_backend.generate_json(request)
+    assert not any(ord(c) < 0x20 for c in reply.value["output"])
+    assert json.loads(reply.text) == reply.value
+
+
+def test_the_grammar_keeps_json_string_characters():
+    grammar = json_grammar({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})
+    assert r'''char ::= [^"\\\x00-\x1F] | "\\" ''' in grammar
+    llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp accepts it
 
 
 def test_a_cut_off_reply_is_an_error(llama_backend):

@@ -51,6 +51,19 @@ class LlamaCppOptions(BaseModel):
     max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
 
 
+#: JSON's string character. llama-cpp-python's own rule (``[^"\\\\] | ...``) lets a raw control
+#: character, a newline say, into a string: JSON forbids that, and the reply would fail to parse.
+JSON_CHAR_RULE = r'''char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'''
+
+
+def json_grammar(schema: dict[str, Any]) -> str:
+    """The GBNF grammar of ``schema``: llama-cpp-python's conversion, with JSON's string characters."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    lines = json_schema_to_gbnf(json.dumps(schema, sort_keys=True)).splitlines()
+    return "\n".join(JSON_CHAR_RULE if line.startswith("char ::= ") else line for line in lines)
+
+
 class LlamaCppBackend:
     """A GGUF model run in this process. Calls are serialized: one context, one lock."""
 
@@ -133,7 +146,7 @@ class LlamaCppBackend:
     def _grammar(self, schema: dict[str, Any]) -> Any:
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
-            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
+            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_string(json_grammar(schema), verbose=False)
         return self._grammars[key]
 
     # -- Candidate distributions -------------------------------------------------------
