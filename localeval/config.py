@@ -116,15 +116,18 @@ class RunConfig(_Section):
         except ValidationError as err:
             where, message = first_problem(err)
             raise ConfigError(f"{path}: {where}: {message}") from err
-        return config._relative_to(path.parent)
+        return config.rebased(path.parent)
 
-    def _relative_to(self, base: Path) -> RunConfig:
+    def rebased(self, base: Path) -> RunConfig:
+        """This config with its relative file paths made relative to ``base`` (absolute if it is)."""
+
         def rebase(p: Path | None) -> Path | None:
             return p if p is None or p.is_absolute() else Path(os.path.normpath(base / p))
 
-        model = self.backend.model
-        if model and (model.endswith(".gguf") or "/" in model) and not Path(model).is_absolute():
-            model = os.path.normpath(base / model)
+        model = self.backend.model  # a path for llama.cpp; a server's model name may hold a "/" too
+        is_path = self.backend.kind == "llama.cpp" and model and (model.endswith(".gguf") or "/" in model)
+        if is_path and not Path(model).is_absolute():  # type: ignore[arg-type]
+            model = os.path.normpath(base / model)  # type: ignore[operator]
         return self.model_copy(
             update={
                 "dataset": self.dataset.model_copy(update={"path": rebase(self.dataset.path)}),

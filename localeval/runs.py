@@ -65,23 +65,7 @@ def resumed_config(journal: Journal) -> RunConfig:
 
 def absolute_paths(config: RunConfig) -> RunConfig:
     """The config with its file paths made absolute, so that a resume works from any directory."""
-
-    def absolute(path: Path | None) -> Path | None:
-        return None if path is None else Path(os.path.abspath(path))
-
-    model = config.backend.model
-    if config.backend.kind == "llama.cpp" and model and (model.endswith(".gguf") or "/" in model):
-        model = os.path.abspath(model)
-    return config.model_copy(
-        update={
-            "dataset": config.dataset.model_copy(update={"path": absolute(config.dataset.path)}),
-            "backend": config.backend.model_copy(update={"model": model}),
-            "report": config.report.model_copy(
-                update={name: absolute(getattr(config.report, name)) for name in ("path", "html", "junit")}
-            ),
-            "cache": config.cache.model_copy(update={"dir": absolute(config.cache.dir)}),
-        }
-    )
+    return config.rebased(Path.cwd())
 
 
 def load_report(ref: str | Path, runs_home: Path) -> RunReport:

@@ -251,3 +251,12 @@ def test_a_bad_map_pair_is_a_config_error(pair: str) -> None:
         cli(fields=["ok=input", pair])
     assert str(info.value) == f"--map takes FILE_KEY=FIELD, got {pair!r}"
 
+
+
+def test_a_server_models_name_with_a_slash_is_not_a_path(tmp_path):
+    path = tmp_path / "eval.toml"
+    path.write_text('[backend]\nkind = "vllm"\nmodel = "meta-llama/Llama-3.2-1B"\n'
+                    '[[metrics]]\nmetric = "exact_match"\n')
+    assert RunConfig.load(path).backend.model == "meta-llama/Llama-3.2-1B"
+    path.write_text('[backend]\nmodel = "models/judge.gguf"\n[[metrics]]\nmetric = "exact_match"\n')
+    assert RunConfig.load(path).backend.model == str(tmp_path / "models" / "judge.gguf")
