@@ -120,3 +120,23 @@ def test_resume_refuses_a_changed_dataset(project: Path) -> None:
                             timeout=60)
     assert result.returncode == 2
     assert "the dataset changed since run" in result.stderr
+
+
+@pytest.mark.model
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(project: Path) -> None:
+    run_dir = project / "interrupted"
+    journal = run_dir / "journal.jsonl"
+    proc = subprocess.Popen(command("-c", str(project / "eval.toml"), "--run-dir", str(run_dir)),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COLUMNS": "300"})
+    deadline = time.monotonic() + 240
+    while not (journal.is_file() and len(journal_entries(journal)) >= 2):
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    saved = len(journal_entries(journal))
+    assert f"Interrupted: {saved} of {2 * len(ANSWERS)} results are saved. " in stderr
+    assert f"Resume with: localeval run --resume {run_dir}" in stderr
+    assert "Traceback" not in stderr
