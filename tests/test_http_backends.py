@@ -40,6 +40,7 @@ from localeval.backends.openai_compat import OpenAICompatBackend
 from localeval.cache import cache_key
 from localeval.case import TestCase
 from localeval.chat import CHATML, JinjaChatFormat
+from localeval.dataset import Dataset
 from localeval.errors import (
     BackendError,
     BackendUnavailable,
@@ -47,7 +48,8 @@ from localeval.errors import (
     ConfigError,
     TruncatedOutput,
 )
-from localeval.metrics import build_metric
+from localeval.metrics import GEval, build_metric
+from localeval.runner import RunOptions, evaluate
 
 pytestmark = pytest.mark.model
 
@@ -410,3 +412,16 @@ def test_backends_check_asks_the_ollama_standin(standin):
     assert any("log-probabilities" in line and "True" in line for line in lines)
     assert any("schema-constrained JSON" in line and "valid:" in line for line in lines)
     assert any("score distribution" in line and "covered mass" in line for line in lines)
+
+
+def test_a_run_through_a_server_keeps_requests_in_flight_and_reports_in_input_order(openai_backend):
+    """Four requests at once against the real server: the same results as one at a time."""
+    cases = [TestCase(input=f"What is {n} + {n}?", actual_output=str(2 * n), name=f"sum-{n}") for n in range(6)]
+    metric = GEval(name="correct", criteria="The answer is correct.", evaluation_steps=("Check the sum.",),
+                   include_reason=False)
+    assert openai_backend.capabilities.parallel_requests == 4
+    parallel = evaluate(Dataset.from_cases(cases), [metric], openai_backend)
+    serial = evaluate(Dataset.from_cases(cases), [metric], openai_backend, options=RunOptions(workers=1))
+    assert [c.name for c in parallel.cases] == [f"sum-{n}" for n in range(6)]
+    scores = [[r.score for r in c.results] for c in parallel.cases]
+    assert None not in scores[0] and scores == [[r.score for r in c.results] for c in serial.cases]
