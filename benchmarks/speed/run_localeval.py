@@ -1,0 +1,164 @@
+"""The localeval side of the benchmark, through its public Python API.
+
+A case is judged by ``localeval.runner.evaluate`` on a one-case dataset with
+every metric of the set, so each case gets its own wall time (what a run of
+many cases costs is the sum; the prefix ordering that matters here — the four
+G-Evals of one article — happens inside a case). The judge is
+``CachedBackend(CountingBackend(backend), open_cache(dir))``: a fresh cache
+directory makes a cold run, the same one again a fully cached re-run.
+:class:`CountingBackend` adds up the calls that reach the model and the
+``usage`` each reply reports; in-process, :func:`count_forward_tokens` also
+counts the tokens the model really evaluates (after localeval's reuse of a
+shared KV prefix), prompt and generated alike.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from localeval.backends import make_backend
+from localeval.backends.base import (
+    Backend,
+    Capabilities,
+    DistributionReply,
+    DistributionRequest,
+    Fingerprint,
+    JsonReply,
+    JsonRequest,
+)
+from localeval.cache import CachedBackend, open_cache
+from localeval.case import TestCase
+from localeval.dataset import Dataset
+from localeval.metrics import build_metric
+from localeval.metrics.base import Metric
+from localeval.runner import RunOptions, evaluate
+
+
+def localeval_metrics(specs: list[dict[str, Any]], include_reason: bool) -> list[Metric]:
+    """The set's metrics: G-Evals from their presets with the given steps only (as deepeval gets them)."""
+    metrics = []
+    for spec in specs:
+        if spec["kind"] == "geval":
+            options = {"criteria": None, "evaluation_steps": spec["evaluation_steps"], "include_reason": include_reason}
+            metrics.append(build_metric(f"geval:{spec['name']}", options))
+        else:
+            metrics.append(build_metric(spec["kind"], {"include_reason": include_reason}))
+    return metrics
+
+
+@dataclass
+class Counts:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    forward_tokens: int = 0
+
+
+class CountingBackend:
+    """Delegates to a backend; adds up its calls and the token usage of its replies."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.counts = Counts()
+        self.calls: list[dict[str, Any]] = []  #: per call: operation, seconds, tokens
+        self._lock = threading.Lock()
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.backend.capabilities
+
+    @property
+    def fingerprint(self) -> Fingerprint:
+        return self.backend.fingerprint
+
+    def generate_json(self, request: JsonRequest) -> JsonReply:
+        start = time.perf_counter()
+        return self._counted("generate_json", start, self.backend.generate_json(request))
+
+    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
+        start = time.perf_counter()
+        return self._counted("candidate_distribution", start, self.backend.candidate_distribution(request))
+
+    def _counted(self, operation: str, start: float, reply: Any) -> Any:
+        seconds = time.perf_counter() - start
+        with self._lock:
+            self.counts.calls += 1
+            self.counts.prompt_tokens += reply.usage.prompt_tokens
+            self.counts.completion_tokens += reply.usage.completion_tokens
+            self.calls.append({"operation": operation, "seconds": seconds, "prompt_tokens": reply.usage.prompt_tokens,
+                               "completion_tokens": reply.usage.completion_tokens})
+        return reply
+
+    def snapshot(self) -> Counts:
+        with self._lock:
+            return Counts(**vars(self.counts))
+
+
+def count_forward_tokens(backend: Any, counts: Counts) -> None:
+    """Count every token the in-process model evaluates (its ``Llama.eval``), into ``counts``.
+
+    A measuring hook on a private attribute of the backend: the benchmark's, not
+    an API. ``create_completion`` evaluates generated tokens through the same method.
+    """
+    llm = backend._llm
+    evaluate_tokens = llm.eval
+
+    def counted(tokens: Any) -> None:
+        counts.forward_tokens += len(tokens)
+        evaluate_tokens(tokens)
+
+    llm.eval = counted
+
+
+class Judge:
+    """One localeval backend, counted; ``cached(dir)`` gives the judge a run uses."""
+
+    def __init__(self, name: str, backend: Any) -> None:
+        self.name = name
+        self.backend = backend
+        self.counting = CountingBackend(backend)
+        if name == "localeval":
+            count_forward_tokens(backend, self.counting.counts)
+
+    @classmethod
+    def in_process(cls, model: Path, spec: Any, threads: int) -> Judge:
+        return cls("localeval", make_backend("llama.cpp", model_path=model, spec=spec, n_threads=threads))
+
+    @classmethod
+    def http(cls, proxy_url: str, model_id: str) -> Judge:
+        backend = make_backend("llama-cpp-python", base_url=f"{proxy_url}/v1", model=model_id)
+        backend.capabilities  # noqa: B018 -- its one-time probe of log-probabilities, before any timing
+        return cls("localeval-http", backend)
+
+    def cached(self, directory: Path) -> CachedBackend:
+        return CachedBackend(self.counting, open_cache(directory))
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def measure_case(case: dict[str, Any], metrics: list[Metric], judge: CachedBackend,
+                 counting: CountingBackend) -> dict[str, Any]:
+    """One case through ``evaluate``: seconds, scores, errors, and what reached the model."""
+    test_case = TestCase(name=case["name"], input=case["input"], actual_output=case["actual_output"],
+                         retrieval_context=case["retrieval_context"])
+    before, first_call = counting.snapshot(), len(counting.calls)
+    start = time.perf_counter()
+    report = evaluate(Dataset.from_cases([test_case]), metrics, judge, options=RunOptions())
+    seconds = time.perf_counter() - start
+    after = counting.snapshot()
+    results = report.cases[0].results
+    return {
+        "seconds": seconds,
+        "scores": {r.metric: r.score for r in results},
+        "errors": {r.metric: r.error for r in results if r.error is not None},
+        "model_calls": after.calls - before.calls,
+        "prompt_tokens": after.prompt_tokens - before.prompt_tokens,
+        "completion_tokens": after.completion_tokens - before.completion_tokens,
+        "forward_tokens": after.forward_tokens - before.forward_tokens,
+        "calls": counting.calls[first_call:],
+    }
