@@ -49,7 +49,7 @@ from localeval.errors import (
     TruncatedOutput,
 )
 from localeval.metrics import GEval, build_metric
-from localeval.runner import RunOptions, evaluate
+from localeval.runner import evaluate
 
 pytestmark = pytest.mark.model
 
@@ -136,6 +136,19 @@ def test_geval_scores_alike_in_process_through_the_server_and_the_standin(openai
     assert results["standin"].score == pytest.approx(local, abs=1e-6)
     assert results["server"].details["covered_mass"] == pytest.approx(results["in-process"].details["covered_mass"],
                                                                       abs=1e-6)
+
+
+def test_json_from_the_server_is_the_in_process_json(openai_backend, llama_backend):
+    """The preset sends the in-process sampling settings (no repeat penalty, no top-k/p cut), so at
+    temperature 0 both routes extract the same claims from the same text."""
+    request = JsonRequest(
+        messages=[Message(role="user", content="List the facts in: 'The Eiffel Tower is in Paris. It was built "
+                                               "in 1889 and is 330 metres tall.' Answer in JSON.")],
+        json_schema={"type": "object", "properties": {"facts": {"type": "array", "maxItems": 4, "items": {
+            "type": "string", "maxLength": 120}}}, "required": ["facts"]},
+        max_tokens=200,
+    )
+    assert openai_backend.generate_json(request).value == llama_backend.generate_json(request).value
 
 
 def test_the_grammar_prefill_still_scores(llama_server):
@@ -414,14 +427,18 @@ def test_backends_check_asks_the_ollama_standin(standin):
     assert any("score distribution" in line and "covered mass" in line for line in lines)
 
 
-def test_a_run_through_a_server_keeps_requests_in_flight_and_reports_in_input_order(openai_backend):
-    """Four requests at once against the real server: the same results as one at a time."""
+def test_a_run_through_a_server_keeps_requests_in_flight_and_reports_in_input_order(llama_server, openai_backend):
+    """Three requests at once against the real server: the same results as one at a time."""
     cases = [TestCase(input=f"What is {n} + {n}?", actual_output=str(2 * n), name=f"sum-{n}") for n in range(6)]
     metric = GEval(name="correct", criteria="The answer is correct.", evaluation_steps=("Check the sum.",),
                    include_reason=False)
-    assert openai_backend.capabilities.parallel_requests == 4
-    parallel = evaluate(Dataset.from_cases(cases), [metric], openai_backend)
-    serial = evaluate(Dataset.from_cases(cases), [metric], openai_backend, options=RunOptions(workers=1))
+    assert openai_backend.capabilities.parallel_requests == 1  # the preset: this server serves one at a time
+    backend = make_backend("llama-cpp-python", base_url=llama_server.url, api_key=KEY, max_concurrency=3,
+                           **FAST_RETRIES)
+    assert backend.capabilities.parallel_requests == 3
+    parallel = evaluate(Dataset.from_cases(cases), [metric], backend)
+    backend.close()
+    serial = evaluate(Dataset.from_cases(cases), [metric], openai_backend)
     assert [c.name for c in parallel.cases] == [f"sum-{n}" for n in range(6)]
     scores = [[r.score for r in c.results] for c in parallel.cases]
     assert None not in scores[0] and scores == [[r.score for r in c.results] for c in serial.cases]

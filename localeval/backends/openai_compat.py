@@ -80,10 +80,15 @@ PRESETS: dict[str, dict[str, Any]] = {
                      "extra_body": {"cache_prompt": False}},
     # Its server does not continue a final assistant message; the completion prefill gives the
     # in-process scores (0.645161 both on the test case). ChatML is the default model's (SmolLM2)
-    # template: another model needs its own chat_template.
+    # template: another model needs its own chat_template. It serves one request at a time and
+    # keeps the last prompt's KV state: requests sent one by one, in the run's prefix order, reuse
+    # it; sent four at once, the server picks the order and re-reads shared prefixes. Its sampling
+    # defaults (repeat_penalty 1.1, top_k 40, top_p 0.95, min_p 0.05) are set to the in-process
+    # backend's: the model's own distribution, unpenalized.
     "llama-cpp-python": {
         "base_url": "http://localhost:8000/v1", "prefill": "completion", "chat_template": "chatml",
-        "structured_output": "json_object",
+        "structured_output": "json_object", "max_concurrency": 1,
+        "extra_body": {"repeat_penalty": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0},
     },
     "ollama-openai": {"base_url": "http://localhost:11434/v1", "prefill": "continue"},
 }
