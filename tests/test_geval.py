@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 from scripted import ScriptedBackend
 
-from localeval.backends.base import Capabilities, DistributionRequest, JsonRequest
+from localeval.backends.base import Capabilities, DistributionRequest, JsonRequest, Message
 from localeval.case import TestCase
 from localeval.dataset import Dataset
 from localeval.errors import BackendError, ConfigError, SchemaViolation, TruncatedOutput, UnknownMetric
@@ -387,9 +387,15 @@ def test_the_reason_is_asked_for_after_the_score_and_told_it() -> None:
     assert isinstance(reason_request, JsonRequest)
     assert reason_request.json_schema == REASON_SCHEMA
     assert (reason_request.max_tokens, reason_request.temperature, reason_request.seed) == (256, 0.0, 0)
-    user = reason_request.messages[-1].content
-    assert user.startswith("Input:\nWhat is 2+2?\n\nActual Output:\n4\n\n---\nEvaluation criteria:\nCorrect.\n")
-    assert "The Input and Actual Output above received the score 3.2 on a scale from 1 to 5." in user
+    # a follow-up to the score prompt: its messages, the judge's answer, then the question
+    assert reason_request.messages[:2] == score_request.messages
+    assert reason_request.messages[2] == Message(role="assistant", content="Score: 3.2")
+    question = reason_request.messages[3]
+    assert question.role == "user" and len(reason_request.messages) == 4
+    assert question.content.startswith(
+        "In one or two sentences, say why the Input and Actual Output above received the score 3.2 on the "
+        "scale from 1 to 5,"
+    )
     assert result.reason == "The sum is right."
     assert result.score == pytest.approx(0.55, rel=1e-12)  # the same as without a reason
     assert result.details["raw_score"] == pytest.approx(3.2, rel=1e-12)
@@ -401,7 +407,8 @@ def test_the_reason_is_asked_for_after_the_score_and_told_it() -> None:
 def test_the_reason_prompt_shows_the_score_without_trailing_zeros(probabilities: tuple[float, ...], told: str) -> None:
     judge = ScriptedBackend(json_values=[{"reason": "r"}], logprobs=[logprobs(*probabilities)])
     geval().measure(CASE, judge)
-    assert f"received the score {told} on a scale from 1 to 5." in judge.requests[1].messages[-1].content
+    assert f"received the score {told} on the scale from 1 to 5," in judge.requests[1].messages[-1].content
+    assert judge.requests[1].messages[-2].content == f"Score: {told}"
 
 
 def test_the_reason_of_a_sampled_score_follows_the_samples() -> None:
@@ -410,7 +417,7 @@ def test_the_reason_of_a_sampled_score_follows_the_samples() -> None:
     *samples, reason_request = judge.requests
     assert [r.json_schema for r in samples] == [SAMPLE_SCHEMA] * 2  # type: ignore[union-attr]
     assert isinstance(reason_request, JsonRequest) and reason_request.json_schema == REASON_SCHEMA
-    assert "received the score 3.5 on a scale from 1 to 5." in reason_request.messages[-1].content
+    assert "received the score 3.5 on the scale from 1 to 5," in reason_request.messages[-1].content
     assert result.reason == "Mostly right."
 
 

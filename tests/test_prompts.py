@@ -170,15 +170,13 @@ def test_the_shipped_reason_prompt_renders_with_what_geval_passes() -> None:
         score="4.5",
     )
     assert rendered.prefill == ""
-    assert [m.role for m in rendered.messages] == ["system", "user"]
-    user = rendered.messages[1].content
-    assert user.startswith("Input:\nWhat is 2+2?\n\nActual Output:\n4\n\n---\n")
-    assert "Evaluation criteria:\nThe answer is correct.\n\nEvaluation steps:\n1. Read the input.\n\n" in user
-    assert user.endswith(
-        "The Input and Actual Output above received the score 4.5 on a scale from 1 to 5. "
-        "In one or two sentences, say why, citing what in the text supports the score.\n"
-        'Answer in JSON: {"reason": "..."}'
-    )
+    # a follow-up question: the case is in the score prompt's messages that come before it
+    assert [(m.role, m.content) for m in rendered.messages] == [(
+        "user",
+        "In one or two sentences, say why the Input and Actual Output above received the score 4.5 on the "
+        "scale from 1 to 5, citing what in the text supports it.\n"
+        'Answer in JSON: {"reason": "..."}',
+    )]
 
 
 def test_the_shipped_reason_prompt_needs_the_score() -> None:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localeval.backends.base import Backend, DistributionRequest, JsonRequest
+from localeval.backends.base import Backend, DistributionRequest, JsonRequest, Message
 from localeval.case import CASE_FIELDS, TestCase
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
@@ -179,7 +179,7 @@ class GEval(Metric):
         reason = _summary(method, raw, evidence, low, high)
         if self.include_reason:
             try:
-                reason = self._reason(case, judge, raw)
+                reason = self._reason(case, judge, prompt, raw)
             except (BackendError, PromptError) as err:  # the score stands; say why the reason is missing
                 details["reason_error"] = f"{type(err).__name__}: {err}"
         return Verdict(score=score, reason=reason, details=details)
@@ -273,9 +273,14 @@ class GEval(Metric):
             raise BackendError("the judge wrote no evaluation steps")
         return steps
 
-    def _reason(self, case: TestCase, judge: Backend, raw: float) -> str:
-        prompt = self._prompt("geval/reason", self.reason_prompt, case, score=f"{raw:.2f}".rstrip("0").rstrip("."))
-        reply = judge.generate_json(JsonRequest(messages=prompt.messages, json_schema=REASON_SCHEMA, max_tokens=256))
+    def _reason(self, case: TestCase, judge: Backend, scored: RenderedPrompt, raw: float) -> str:
+        """The judge's reason, asked as a follow-up to the score prompt, so that a judge which
+        keeps its last prompt's state (llama.cpp) reads only the question, not the case again."""
+        shown = f"{raw:.2f}".rstrip("0").rstrip(".")
+        question = self._prompt("geval/reason", self.reason_prompt, case, score=shown)
+        answer = Message(role="assistant", content=f"{scored.prefill}{shown}".strip())
+        messages = (*scored.messages, answer, *question.messages)
+        reply = judge.generate_json(JsonRequest(messages=messages, json_schema=REASON_SCHEMA, max_tokens=256))
         return str(reply.value["reason"]).strip()
 
 
