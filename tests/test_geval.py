@@ -359,7 +359,7 @@ def test_the_rubric_is_rendered_into_the_score_prompt() -> None:
     assert metric.rubric[2] == RubricItem(score_range=(5, 5), expected_outcome="great")
     metric.measure(CASE, judge)
     user = judge.requests[0].messages[-1].content
-    assert "2. Penalize extra text.\n\nRubric:\n1-2: bad\n3-4: fine\n5: great\n\nFollowing the steps" in user
+    assert "2. Penalize extra text.\n\nRubric:\n1-2: bad\n3-4: fine\n5: great\n\n---\nInput:" in user
 
 
 @pytest.mark.parametrize("item_range", [(0, 2), (4, 6), (4, 2)])
@@ -555,10 +555,22 @@ def test_the_groundedness_preset_shows_the_fact() -> None:
     assert "grade the Conversation History, Response and Fact above" in user
 
 
+def test_the_case_comes_first_with_case_first() -> None:
+    judge = ScriptedBackend(logprobs=[LOGPROBS])
+    geval(layout="case_first", include_reason=False).measure(CASE, judge)
+    assert judge.requests[0].messages[-1].content.startswith("Input:\nWhat is 2+2?\n\nActual Output:\n4\n\n---\n")
+
+
+def test_presets_put_the_case_first_and_plain_geval_the_criteria() -> None:
+    assert build_metric("geval:coherence").layout == "case_first"
+    assert build_metric("geval:coherence", {"layout": "criteria_first"}).layout == "criteria_first"
+    assert build_metric("geval", {"criteria": "c"}).layout == "criteria_first"
+
+
 def test_an_unlabelled_field_keeps_its_default_label() -> None:
     judge = ScriptedBackend(logprobs=[LOGPROBS])
     geval(field_labels={"input": "Question"}, include_reason=False).measure(CASE, judge)
-    assert judge.requests[0].messages[-1].content.startswith("Question:\nWhat is 2+2?\n\nActual Output:\n4\n\n---\n")
+    assert "---\nQuestion:\nWhat is 2+2?\n\nActual Output:\n4\n\nFollowing" in judge.requests[0].messages[-1].content
 
 
 def test_a_label_for_an_unknown_field_is_rejected() -> None:

@@ -172,7 +172,8 @@ def test_geval_prompt_shows_the_case_fields_with_labels() -> None:
         TestCase(input="What is 2+2?", actual_output="four", expected_output="4"), judge
     )
     user = judge.requests[0].messages[-1].content
-    assert user.startswith("Input:\nWhat is 2+2?\n\nActual Output:\nfour\n\n---\n")
+    assert user.startswith("Evaluation criteria:\nCorrect.\n\nEvaluation steps:\n")  # criteria first
+    assert "---\nInput:\nWhat is 2+2?\n\nActual Output:\nfour\n\nFollowing the steps" in user
     assert "Expected Output" not in user  # only the evaluation params are shown
     assert "Evaluation criteria:\nCorrect.\n" in user
     assert "1. Check the arithmetic.\n2. Penalize extra text.\n" in user
@@ -186,7 +187,7 @@ def test_geval_prompt_shows_list_fields_as_items() -> None:
         evaluation_steps=STEPS, evaluation_params=("actual_output", "retrieval_context"), include_reason=False
     ).measure(case, judge)
     user = judge.requests[0].messages[-1].content
-    assert user.startswith("Actual Output:\na\n\nRetrieval Context:\n- doc one\n- doc two\n")
+    assert "---\nActual Output:\na\n\nRetrieval Context:\n- doc one\n- doc two\n" in user
     assert "grade the Actual Output and Retrieval Context above" in user
 
 
@@ -195,7 +196,7 @@ def test_geval_without_criteria_leaves_the_criteria_out_of_the_prompt() -> None:
     GEval(evaluation_steps=STEPS, include_reason=False).measure(CASE, judge)
     user = judge.requests[0].messages[-1].content
     assert "criteria" not in user
-    assert "---\nEvaluation steps:\n1. Check the arithmetic.\n2. Penalize extra text.\n\nFollowing" in user
+    assert user.startswith("Evaluation steps:\n1. Check the arithmetic.\n2. Penalize extra text.\n\n---\nInput:")
 
 
 def test_geval_uses_an_override_score_prompt(tmp_path: Path) -> None:

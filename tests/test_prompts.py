@@ -119,6 +119,7 @@ def test_the_shipped_score_prompt_renders_with_what_geval_passes() -> None:
         steps=("Read the input.", "Check the output."),
         rubric=[],
         parameters="Input and Actual Output",
+        layout="case_first",
         low=1,
         high=5,
     )
@@ -135,15 +136,32 @@ def test_the_shipped_score_prompt_renders_with_what_geval_passes() -> None:
     )
 
 
+def test_the_score_prompt_puts_the_criteria_first_or_the_case_first() -> None:
+    variables = {"fields": {"Source Document": "The doc.", "Summary": "The sum."}, "criteria": "Consistent.",
+                 "steps": ("Compare.",), "rubric": [], "parameters": "Source Document and Summary", "low": 1,
+                 "high": 5}
+    case = "Source Document:\nThe doc.\n\nSummary:\nThe sum.\n\n"
+    instructions = "Evaluation criteria:\nConsistent.\n\nEvaluation steps:\n1. Compare.\n\n"
+    ending = ("Following the steps, grade the Source Document and Summary above on a scale from 1 (worst) to "
+              "5 (best). Reply with the score only.")
+    first = load_prompt("geval/score").render(layout="criteria_first", **variables).messages[1].content
+    assert first == instructions + "---\n" + case + ending
+    second = load_prompt("geval/score").render(layout="case_first", **variables).messages[1].content
+    assert second == case + "---\n" + instructions + ending
+
+
 def test_the_shipped_score_prompt_needs_every_variable() -> None:
     with pytest.raises(PromptError, match="'low' is undefined"):
         load_prompt("geval/score").render(
-            fields={}, criteria="c", steps=["s"], rubric=[], parameters="Input", high=5
+            fields={}, criteria="c", steps=["s"], rubric=[], parameters="Input", layout="case_first", high=5
         )
     with pytest.raises(PromptError, match="'rubric' is undefined"):
         load_prompt("geval/score").render(
-            fields={}, criteria="c", steps=["s"], parameters="Input", low=1, high=5
+            fields={}, criteria="c", steps=["s"], parameters="Input", layout="case_first", low=1, high=5
         )
+    with pytest.raises(PromptError, match="'layout' is undefined"):
+        load_prompt("geval/score").render(fields={}, criteria="c", steps=["s"], rubric=[], parameters="Input",
+                                          low=1, high=5)
 
 
 def test_the_shipped_steps_prompt_renders_with_what_geval_passes() -> None:

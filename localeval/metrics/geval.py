@@ -57,6 +57,11 @@ REASON_SCHEMA: dict[str, Any] = {
 }
 
 Scoring = Literal["logprobs", "top", "sampling"]
+#: The order of the score prompt. ``criteria_first``: criteria, steps and rubric, then the case, as
+#: in the G-Eval paper; the instructions are a prefix every case shares, so a run over many cases
+#: reads them once. ``case_first``: the case, then the instructions; several G-Evals of one case
+#: share the case as their prefix, so a run scoring one case on several criteria reads it once.
+Layout = Literal["criteria_first", "case_first"]
 
 
 class RubricItem(BaseModel):
@@ -88,6 +93,9 @@ class GEval(Metric):
         default_factory=dict, description="How the prompt names a field, e.g. input -> 'Source Document'."
     )
     rubric: tuple[RubricItem, ...] = ()
+    layout: Layout = Field(
+        "criteria_first", description="criteria_first (many cases, one criterion) or case_first (many criteria)."
+    )
     score_range: tuple[int, int] = Field((1, 5), description="Lowest and highest integer score.")
     strict_mode: bool = Field(
         False, description="Binary: scores 0/1, result 1 only when 1 is the judge's verdict; threshold 1."
@@ -251,6 +259,7 @@ class GEval(Metric):
             steps=self.evaluation_steps or (),
             rubric=[(r.score_range[0], r.score_range[1], r.expected_outcome) for r in self.rubric],
             parameters=_parameters([self._label(p) for p in self.evaluation_params]),
+            layout=self.layout,
             low=low,
             high=high,
             **extra,
