@@ -49,14 +49,17 @@ def metric_sets() -> dict[str, list[dict[str, Any]]]:
     """The metric definitions both systems get: G-Eval steps from localeval's SummEval presets."""
     from localeval.metrics.presets import PRESETS
 
-    def geval(name: str) -> dict[str, Any]:
+    def geval(name: str, preset_metric: bool) -> dict[str, Any]:
         preset = PRESETS[name]
         return {"kind": "geval", "name": name, "evaluation_steps": list(preset["evaluation_steps"]),
-                "evaluation_params": list(preset["evaluation_params"]), "score_range": list(preset["score_range"])}
+                "evaluation_params": list(preset["evaluation_params"]), "score_range": list(preset["score_range"]),
+                "preset": preset_metric}
 
+    # One criterion: a plain `geval` with fixed steps, as a user writes one (the criteria come first).
+    # Four criteria: SummEval's dimensions as localeval's presets, with the same steps (the case first).
     return {
-        "geval": [geval("consistency")],
-        "geval4": [geval(name) for name in GEVAL_DIMENSIONS],
+        "geval": [geval("consistency", preset_metric=False)],
+        "geval4": [geval(name, preset_metric=True) for name in GEVAL_DIMENSIONS],
         "faithfulness": [{"kind": "faithfulness", "name": "faithfulness"}],
         "answer_relevancy": [{"kind": "answer_relevancy", "name": "answer_relevancy"}],
     }

@@ -39,12 +39,16 @@ from localeval.runner import RunOptions, evaluate
 
 
 def localeval_metrics(specs: list[dict[str, Any]], include_reason: bool) -> list[Metric]:
-    """The set's metrics: G-Evals from their presets with the given steps only (as deepeval gets them)."""
+    """The set's metrics: G-Evals with the given steps only (as deepeval gets them), as presets or plain."""
     metrics = []
     for spec in specs:
         if spec["kind"] == "geval":
             options = {"criteria": None, "evaluation_steps": spec["evaluation_steps"], "include_reason": include_reason}
-            metrics.append(build_metric(f"geval:{spec['name']}", options))
+            if spec.get("preset", True):
+                metrics.append(build_metric(f"geval:{spec['name']}", options))
+            else:  # a plain geval with the preset's steps, range and fields: the default layout
+                plain = {key: spec[key] for key in ("evaluation_params", "score_range")}
+                metrics.append(build_metric("geval", {**options, **plain, "name": spec["name"]}))
         else:
             metrics.append(build_metric(spec["kind"], {"include_reason": include_reason}))
     return metrics
