@@ -69,7 +69,8 @@ VERDICT = JsonRequest(
     messages=(Message(role="user", content="Is Paris in France? Answer yes, no or idk in JSON."),),
     json_schema=VERDICT_SCHEMA, max_tokens=40,
 )
-GEVAL = {"criteria": "The answer is correct and complete.", "include_reason": False,
+# case_first: the layout the scores below (and in docs/http-backends.md) were recorded with.
+GEVAL = {"criteria": "The answer is correct and complete.", "include_reason": False, "layout": "case_first",
          "evaluation_steps": ["Check that the answer is correct.", "Check that it is complete."]}
 CASE = TestCase(input="What is the capital of France?", actual_output="Paris is the capital of France.")
 
