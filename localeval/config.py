@@ -159,13 +159,27 @@ class RunConfig(_Section):
         return Path.cwd() if self.source == "<command line>" else Path(self.source).parent
 
     def _rebase_paths(self, metric: Metric) -> Metric:
-        """A metric's relative path options (e.g. its prompt files) are relative to the config file."""
+        """A metric's relative path options (its prompt files, and those of the metrics and nodes
+        inside it: a composite's parts, a DAG's G-Eval leaves) are relative to the config file."""
         if self.source == "<command line>":
             return metric
-        base = self._base()
-        moved = {
-            name: Path(os.path.normpath(base / value))
-            for name, value in metric
-            if isinstance(value, Path) and not value.is_absolute()
-        }
-        return metric.model_copy(update=moved) if moved else metric
+        return rebased_paths(metric, self._base())
+
+
+def rebased_paths(value: Any, base: Path) -> Any:
+    """``value`` with every relative Path inside it (pydantic models, lists, dicts) made relative to ``base``.
+
+    Returns the same object where nothing changed, a copy where something did.
+    """
+    if isinstance(value, Path):
+        return value if value.is_absolute() else Path(os.path.normpath(base / value))
+    if isinstance(value, BaseModel):
+        update = {name: new for name, old in value if (new := rebased_paths(old, base)) is not old}
+        return value.model_copy(update=update) if update else value
+    if isinstance(value, list | tuple):
+        items = [rebased_paths(item, base) for item in value]
+        return type(value)(items) if any(a is not b for a, b in zip(items, value)) else value
+    if isinstance(value, dict):
+        entries = {key: rebased_paths(item, base) for key, item in value.items()}
+        return entries if any(entries[k] is not value[k] for k in value) else value
+    return value

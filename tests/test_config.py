@@ -260,3 +260,21 @@ def test_a_server_models_name_with_a_slash_is_not_a_path(tmp_path):
     assert RunConfig.load(path).backend.model == "meta-llama/Llama-3.2-1B"
     path.write_text('[backend]\nmodel = "models/judge.gguf"\n[[metrics]]\nmetric = "exact_match"\n')
     assert RunConfig.load(path).backend.model == str(tmp_path / "models" / "judge.gguf")
+
+
+def test_prompt_paths_inside_a_composite_and_a_dag_are_relative_to_the_config(tmp_path):
+    path = tmp_path / "conf" / "eval.toml"
+    path.parent.mkdir()
+    path.write_text(
+        '[[metrics]]\nmetric = "composite"\nmetrics = [{ metric = "faithfulness", reason_prompt = "p/reason.txt" },'
+        ' { metric = "exact_match" }]\n\n'
+        '[[metrics]]\nmetric = "dag"\nroot = "is_ok"\n'
+        '[metrics.nodes.is_ok]\nkind = "binary_judgement"\ncriteria = "Is it fine?"\n'
+        'evaluation_params = ["actual_output"]\n'
+        'children = [{ kind = "verdict", verdict = false, score = 0 },'
+        ' { kind = "verdict", verdict = true, geval = { criteria = "Good.", score_prompt = "p/score.txt" } }]\n'
+    )
+    composite, dag = RunConfig.load(path).build_metrics()
+    assert composite.metrics[0].reason_prompt == tmp_path / "conf" / "p" / "reason.txt"
+    leaf = dag.nodes["is_ok"].children[1]
+    assert leaf.geval.score_prompt == tmp_path / "conf" / "p" / "score.txt"
