@@ -35,9 +35,10 @@ def check_score(metric: str, score: object) -> None:
         raise ScoreError(f"metric '{metric}' gave the score {score!r}; a score is a number from 0 to 1")
 
 
-def _plain_text(value: Any) -> str:
+def field_text(value: Any) -> str:
+    """A test-case field as a prompt shows it: a list as "- item" lines (tools by name), None as ""."""
     if isinstance(value, list):
-        return "\n".join(map(str, value))
+        return "\n".join(f"- {getattr(item, 'name', item)}" for item in value)
     return "" if value is None else str(value)
 
 
@@ -99,7 +100,7 @@ class Metric(BaseModel):
         the shared part once. The default, the metric's kind and then its fields in
         order, suits a prompt that shows a fixed instruction and then those fields.
         """
-        values = [_plain_text(case.field_value(name)) for name in self.required_fields()]
+        values = [field_text(case.field_value(name)) for name in self.required_fields()]
         return "\n".join([self.kind, *values])
 
     def passes(self, score: float) -> bool:

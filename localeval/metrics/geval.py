@@ -30,7 +30,7 @@ from localeval.backends.base import Backend, DistributionRequest, JsonRequest, M
 from localeval.case import CASE_FIELDS, TestCase
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
-from localeval.metrics.base import Metric, Verdict, strict_requested
+from localeval.metrics.base import Metric, Verdict, field_text, strict_requested
 from localeval.prompts import RenderedPrompt, load_prompt
 
 MAX_STEPS = 8
@@ -254,7 +254,7 @@ class GEval(Metric):
     def _prompt(self, name: str, override: Path | None, case: TestCase, **extra: Any) -> RenderedPrompt:
         low, high = self.score_range
         return load_prompt(name, override).render(
-            fields={self._label(p): _text(case.field_value(p)) for p in self.evaluation_params},
+            fields={self._label(p): field_text(case.field_value(p)) for p in self.evaluation_params},
             criteria=self.criteria or "",
             steps=self.evaluation_steps or (),
             rubric=[(r.score_range[0], r.score_range[1], r.expected_outcome) for r in self.rubric],
@@ -303,12 +303,6 @@ def sampled_mean(samples: list[int | None]) -> float:
 
 def _parameters(labels: list[str]) -> str:
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, list):
-        return "\n".join(f"- {getattr(v, 'name', v)}" for v in value)
-    return str(value)
 
 
 def _summary(method: str, raw: float, evidence: dict[str, Any], low: int, high: int) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 from localeval.backends.base import Backend
 from localeval.case import TestCase
 from localeval.errors import BackendError, PromptError
+from localeval.metrics.base import field_text
 from localeval.metrics.dag.graph import MAX_SCORE, Graph
 from localeval.metrics.dag.nodes import (
     BinaryJudgementNode,
@@ -210,13 +211,7 @@ def _same(verdict: bool | str, chosen: Any) -> bool:
 
 
 def _fields(case: TestCase, prompts: Prompts, names: tuple[str, ...]) -> dict[str, str]:
-    return {prompts.label(name): _text(case.field_value(name)) for name in names}
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, list):
-        return "\n".join(f"- {getattr(item, 'name', item)}" for item in value)
-    return "" if value is None else str(value)
+    return {prompts.label(name): field_text(case.field_value(name)) for name in names}
 
 
 def path_lines(graph: Graph, steps: list[dict[str, Any]]) -> list[str]:
