@@ -49,7 +49,7 @@ class JournalEntry(BaseModel):
 
 
 class Journal:
-    """An open journal: the header, the results already in it, and ``append``."""
+    """An open journal: the header, ``done`` (the results it held when opened), and ``append``."""
 
     def __init__(self, path: Path, header: JournalHeader, done: dict[tuple[int, str], MetricResult],
                  stream: IO[bytes]) -> None:
@@ -88,7 +88,6 @@ class Journal:
         """Record a result durably: on disk before this returns."""
         with self._lock:
             self._write(JournalEntry(case=case, result=result).model_dump_json())
-            self.done[(case, result.metric)] = result
 
     def close(self) -> None:
         self._stream.close()

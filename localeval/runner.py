@@ -112,21 +112,23 @@ def evaluate(
     done: Done = dict(journal.done) if journal is not None else {}
     names = tuple(m.display_name for m in metrics)
     tasks = [t for t in plan(dataset.cases, metrics, options.order) if (t.case, names[t.metric]) not in done]
-    events.emit(RunStarted(run_id, len(dataset), names, len(dataset) * len(metrics), len(dataset) * len(metrics) - len(tasks)))
-    prepared = [_prepared(m, judge) if any(t.metric == i for t in tasks) else m for i, m in enumerate(metrics)]
+    total = len(dataset) * len(metrics)
+    events.emit(RunStarted(run_id, len(dataset), names, total, total - len(tasks)))
+    pending = {t.metric for t in tasks}  # a metric with nothing left to measure needs no preparing
+    prepared = [_prepared(m, judge) if i in pending else m for i, m in enumerate(metrics)]
     execution = _Execution(dataset.cases, prepared, judge, events, journal, done)
     stopped = execution.run(tasks, _workers(options, judge), options.fail_fast, run_id)
+    cases = _case_results(dataset, metrics, done, stopped)
     report = RunReport(
         run_id=run_id,
         created_at=created_at,
         localeval_version=version("localeval"),
         config=options.config,
         backend=judge.fingerprint if judge is not None else None,
-        cases=_case_results(dataset, metrics, done, stopped),
-        summary=[],
-        stats=_stats(judge, time.perf_counter() - start, resumed=len(dataset) * len(metrics) - len(tasks)),
+        cases=cases,
+        summary=_summaries(cases, names),
+        stats=_stats(judge, time.perf_counter() - start, resumed=total - len(tasks)),
     )
-    report = report.model_copy(update={"summary": _summaries(report.cases, names)})
     events.emit(RunFinished(run_id, report.stats.duration_s, report))
     return report
 

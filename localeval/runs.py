@@ -14,13 +14,13 @@ from pathlib import Path
 from localeval import reports
 from localeval.catalog import file_sha256
 from localeval.config import ReportConfig, RunConfig
-from localeval.errors import ConfigError, InputError
+from localeval.errors import InputError
 from localeval.journal import Journal, JournalHeader
 from localeval.results import RunReport
 from localeval.runner import new_run_id, now
 
 JOURNAL = "journal.jsonl"
-REPORT = "report.json"
+REPORT = reports.REPORT_FILES["json"]
 
 
 def find_run(ref: str | Path, runs_home: Path) -> Path:
@@ -31,17 +31,16 @@ def find_run(ref: str | Path, runs_home: Path) -> Path:
     raise InputError(f"no run {str(ref)!r}: neither a directory with a {JOURNAL} nor a run id under {runs_home}")
 
 
-def start_run(config: RunConfig, metrics: list[str], cases: int, run_dir: Path | None, runs_home: Path) -> Journal:
-    """A new run's journal, its header recording everything needed to resume it."""
-    if config.dataset.path is None:
-        raise ConfigError("no dataset given (a file argument, or [dataset] path in --config)")
+def start_run(config: RunConfig, dataset: Path, metrics: list[str], cases: int, run_dir: Path | None,
+              runs_home: Path) -> Journal:
+    """A new run's journal, its header recording everything needed to resume it (``dataset``: its file)."""
     run_id = new_run_id()
     header = JournalHeader(
         run_id=run_id,
         created_at=now(),
         config=absolute_paths(config).model_dump(mode="json"),
         config_source=config.source if config.source == "<command line>" else os.path.abspath(config.source),
-        dataset_sha256=file_sha256(config.dataset.path),
+        dataset_sha256=file_sha256(dataset),
         cases=cases,
         metrics=metrics,
     )

@@ -127,14 +127,15 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     journal = Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) if flags.resume else None
     if journal is not None:
         config = resumed_config(journal)
-    dataset = _dataset(config)
+    dataset_path, dataset = _dataset(config)
     metrics = config.build_metrics()
     check_inputs(dataset, metrics)
     with ExitStack() as stack:
         needed = any(m.needs_judge for m in metrics)
         judge = load_judge(config.backend, config.cache, paths, environ, stack, err) if needed else None
         if journal is None:  # only now: a judge that cannot load leaves no run behind
-            journal = start_run(config, [m.display_name for m in metrics], len(dataset), flags.run_dir, paths.runs)
+            journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
+                                flags.run_dir, paths.runs)
         run_dir = stack.enter_context(journal).path.parent
         err.print(f"Run {journal.header.run_id}: {run_dir}", highlight=False, soft_wrap=True)
         options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"))
@@ -154,11 +155,13 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     return _exit_code(report)
 
 
-def _dataset(config: RunConfig) -> Dataset:
-    if config.dataset.path is None:
+def _dataset(config: RunConfig) -> tuple[Path, Dataset]:
+    """The configured dataset file and its cases."""
+    path = config.dataset.path
+    if path is None:
         raise ConfigError("no dataset given (a file argument, or [dataset] path in --config)")
-    return Dataset.load(
-        config.dataset.path,
+    return path, Dataset.load(
+        path,
         format=config.dataset.format,
         fields=config.dataset.fields,
         list_delimiter=config.dataset.list_delimiter,
