@@ -33,6 +33,17 @@ class RenderedPrompt:
     messages: tuple[Message, ...]
     prefill: str
 
+    def continued(self, reply: str, follow_up: RenderedPrompt) -> RenderedPrompt:
+        """This chat, the judge's ``reply`` to it (after the prefill), then ``follow_up``'s messages.
+
+        One growing conversation: a judge that keeps the state of its last prompt
+        (llama.cpp in-process, llama.cpp's server, Ollama) reads only the follow-up,
+        not the case again. ``follow_up`` is a prompt file with user messages only,
+        and maybe a prefill of its own.
+        """
+        answer = Message(role="assistant", content=f"{self.prefill}{reply}".strip())
+        return RenderedPrompt((*self.messages, answer, *follow_up.messages), follow_up.prefill)
+
 
 @dataclass(frozen=True)
 class PromptTemplate:

@@ -59,6 +59,22 @@ def test_the_prefill_keeps_its_trailing_space() -> None:
     assert rendered.messages == (Message(role="user", content="Grade it."),)
 
 
+def test_a_continued_chat_is_the_chat_its_reply_and_the_follow_up() -> None:
+    first = PromptTemplate.from_text("[[system]]\nJudge.\n[[user]]\nCase\n[[assistant]]\nScore: ").render()
+    follow_up = PromptTemplate.from_text("[[user]]\nWhy?\n[[assistant]]\n{").render()
+    continued = first.continued("4", follow_up)
+    assert continued.messages == (
+        Message(role="system", content="Judge."),
+        Message(role="user", content="Case"),
+        Message(role="assistant", content="Score: 4"),  # the prefill and the reply, as the judge saw them
+        Message(role="user", content="Why?"),
+    )
+    assert continued.prefill == "{"
+    assert first.continued("4", follow_up).continued("}", follow_up).messages[4] == Message(
+        role="assistant", content="{}"
+    )
+
+
 def test_an_empty_prompt_is_an_error() -> None:
     with pytest.raises(PromptError, match=r"^empty\.txt: the prompt is empty$"):
         PromptTemplate.from_text("  \n\n", "empty.txt")

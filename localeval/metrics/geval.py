@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localeval.backends.base import Backend, DistributionRequest, JsonRequest, Message
+from localeval.backends.base import Backend, DistributionRequest, JsonRequest
 from localeval.case import CASE_FIELDS, TestCase
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
@@ -287,9 +287,8 @@ class GEval(Metric):
         keeps its last prompt's state (llama.cpp) reads only the question, not the case again."""
         shown = f"{raw:.2f}".rstrip("0").rstrip(".")
         question = self._prompt("geval/reason", self.reason_prompt, case, score=shown)
-        answer = Message(role="assistant", content=f"{scored.prefill}{shown}".strip())
-        messages = (*scored.messages, answer, *question.messages)
-        reply = judge.generate_json(JsonRequest(messages=messages, json_schema=REASON_SCHEMA, max_tokens=256))
+        asked = scored.continued(shown, question)
+        reply = judge.generate_json(JsonRequest(messages=asked.messages, json_schema=REASON_SCHEMA, max_tokens=256))
         return str(reply.value["reason"]).strip()
 
 
