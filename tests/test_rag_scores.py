@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from localeval.metrics.rag.contextual_recall import split_sentences
 from localeval.metrics.rag.scores import (
     contextual_relevancy_score,
     faithfulness_score,
@@ -13,6 +12,7 @@ from localeval.metrics.rag.scores import (
     relevancy_ratio,
     weighted_cumulative_precision,
 )
+from localeval.metrics.rag.sentences import split_sentences
 
 Y, N = True, False
 
@@ -176,7 +176,7 @@ def test_contextual_relevancy_of_no_statements_is_zero() -> None:
     assert contextual_relevancy_score([]) == 0.0
 
 
-# --- sentences of the expected output (contextual recall) -------------------------------------
+# --- sentences (contextual recall; faithfulness and answer relevancy by default) -------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -189,6 +189,8 @@ def test_contextual_relevancy_of_no_statements_is_zero() -> None:
         ('He said "Stop." Then he left.', ['He said "Stop."', "Then he left."]),
         ("(See above.) Next.", ["(See above.)", "Next."]),
         ("Pi is 3.14 exactly.", ["Pi is 3.14 exactly."]),  # no white space after the point
+        ("Mr. Lee came at 9 a.m. today. He left.", ["Mr. Lee came at 9 a.m. today.", "He left."]),  # abbreviations
+        ("The U.S. grew 2.5% in 2019, e.g. in May.", ["The U.S. grew 2.5% in 2019, e.g. in May."]),
         ("", []),
         ("  \n\t ", []),
     ],

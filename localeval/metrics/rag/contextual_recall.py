@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from pydantic import Field
@@ -12,26 +11,18 @@ from localeval.case import TestCase
 from localeval.errors import MetricInputError
 from localeval.metrics.rag.base import Judgement, RagMetric, judge_verdicts, tally
 from localeval.metrics.rag.scores import recall_score
+from localeval.metrics.rag.sentences import split_sentences
 
 CHOICES = ("yes", "no")
-
-# A sentence ends at . ! or ? (perhaps closed by a quote or bracket) before white space,
-# or at a line break. Abbreviations ("e.g. this") split too: a cost we accept for a rule
-# that needs no model and gives the judge a fixed number of items.
-_BOUNDARY = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+|\s*\n\s*")
-
-
-def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text``, stripped; none for blank text."""
-    return [s.strip() for s in _BOUNDARY.split(text) if s.strip()]
 
 
 class ContextualRecall(RagMetric):
     """The share of ``expected_output``'s sentences that ``retrieval_context`` supports.
 
-    ``expected_output`` is split into sentences by :func:`split_sentences` (no
-    model involved), and the judge gives each a verdict: ``yes`` if the retrieval
-    context supports it, else ``no``. Score = supported / sentences
+    ``expected_output`` is split into sentences by rules, no model
+    (:func:`~localeval.metrics.rag.sentences.split_sentences`), and the judge
+    gives each a verdict: ``yes`` if the retrieval context supports it, else
+    ``no``. Score = supported / sentences
     (:func:`~localeval.metrics.rag.scores.recall_score`). An expected output of
     only white space is a missing field, not a score.
     """
