@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Judge-human agreement of G-Eval on the human-judgment sets in ../shared/data/alignment,
 # with the default model, comparing scoring methods on the same judge in one command each.
-# Usage: benchmarks/alignment.sh OUT_DIR [all|qags|topical|baseline|qags-sampling|topical-sampling] [SAMPLING_LIMIT]
+# Usage: benchmarks/alignment.sh OUT_DIR [all|qags|topical|baseline|qags-sampling|topical-sampling|faithfulness] [SAMPLING_LIMIT]
 # The README's table: benchmarks/alignment.sh OUT all 60, then python benchmarks/alignment_table.py OUT
 # JUDGE_MODEL=/path/to/model.gguf (or a model name) measures another judge.
 # Writes OUT_DIR/<set>-<dimension>.{json,jsonl}; the README's table comes from the JSON files.
@@ -62,4 +62,17 @@ if [ -n "$sampling_limit" ] && { [ "$which" = topical-sampling ] || [ "$which" =
   meta "topical_chat-naturalness-sampling" topical_chat.json geval:naturalness scores.naturalness \
     --field input=source --field actual_output=system_output --field context=context --group source \
     --limit "$sampling_limit" --method logprobs --method top --method sampling
+fi
+
+# Faithfulness against QAGS's human consistency labels, three ways to get the claims judged (the
+# first 60 CNN/DailyMail summaries; the article is the retrieval context): the output's sentences
+# (the default), claims the judge lists, and claims judged against facts the judge lists first.
+if [ "$which" = faithfulness ]; then
+  rag=(--field input=source --field retrieval_context=source --field actual_output=system_output --limit 60
+       --metric-option include_reason=false)
+  meta "qags_cnndm-faithfulness-sentences" qags_cnndm.json faithfulness scores.consistency "${rag[@]}"
+  meta "qags_cnndm-faithfulness-extracted" qags_cnndm.json faithfulness scores.consistency "${rag[@]}" \
+    --metric-option claims=extracted
+  meta "qags_cnndm-faithfulness-truths" qags_cnndm.json faithfulness scores.consistency "${rag[@]}" \
+    --metric-option claims=extracted --metric-option truths_extraction_limit=16
 fi

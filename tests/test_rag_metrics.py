@@ -99,6 +99,33 @@ def test_items_schema_bounds_the_list_and_each_string() -> None:
 
 # --- answer relevancy ----------------------------------------------------------------------------
 
+OUTPUT_SENTENCES = ["You can return them within 30 days.", "Shipping is free."]
+
+
+def test_answer_relevancy_judges_each_sentence_of_the_output_in_one_call() -> None:
+    judge = ScriptedBackend(json_values=[{"verdicts": ["yes", "no"]}])
+    result = AnswerRelevancy(include_reason=False).measure(CASE, judge)
+    [verdicts] = requests(judge)
+    assert shape(verdicts) == verdicts_request(2, TERNARY)
+    assert user(verdicts).startswith(
+        "Question:\nWhat if these shoes don't fit?\n\nStatements from the answer:\n"
+        "1. You can return them within 30 days.\n2. Shipping is free.\n"
+    )
+    assert "Write exactly 2 verdicts." in user(verdicts)
+    assert (result.error, result.score, result.passed) == (None, 0.5, True)
+    assert result.details == {
+        "raw_score": 0.5,
+        "statements": OUTPUT_SENTENCES,
+        "statements_from": "sentences",
+        "dropped": 0,
+        "verdicts": [
+            {"statement": "You can return them within 30 days.", "verdict": "yes"},
+            {"statement": "Shipping is free.", "verdict": "no"},
+        ],
+        "counts": {"yes": 1, "no": 1, "idk": 0},
+    }
+    assert result.reason == "1 of 2 statements address the input (yes or idk)."
+
 
 def test_answer_relevancy_extracts_statements_then_judges_each() -> None:
     judge = ScriptedBackend(
@@ -107,7 +134,7 @@ def test_answer_relevancy_extracts_statements_then_judges_each() -> None:
             {"verdicts": ["yes", "no", "idk"]},
         ]
     )
-    result = AnswerRelevancy(include_reason=False).measure(CASE, judge)
+    result = AnswerRelevancy(statements="extracted", include_reason=False).measure(CASE, judge)
     extraction, verdicts = requests(judge)
     assert shape(extraction) == {"json_schema": items_schema("statements", 10), "max_tokens": items_tokens(10)}
     assert shape(verdicts) == verdicts_request(3, TERNARY)
@@ -123,6 +150,7 @@ def test_answer_relevancy_extracts_statements_then_judges_each() -> None:
     assert result.details == {
         "raw_score": pytest.approx(2 / 3, rel=1e-12),
         "statements": ["You can return them within 30 days.", "Shipping is free.", "Have a nice day."],
+        "statements_from": "extracted",
         "dropped": 0,
         "verdicts": [
             {"statement": "You can return them within 30 days.", "verdict": "yes"},
@@ -134,6 +162,30 @@ def test_answer_relevancy_extracts_statements_then_judges_each() -> None:
     assert result.reason == "2 of 3 statements address the input (yes or idk)."
 
 
+@pytest.mark.parametrize(
+    ("output", "sentences", "dropped"),
+    [
+        ("Mr. Lee paid $3.50 at 9 a.m. He left! Did he?", ["Mr. Lee paid $3.50 at 9 a.m.", "He left!", "Did he?"], 0),
+        ("The U.S. grew 2.5% in 2019.\n\nIt slowed after.", ["The U.S. grew 2.5% in 2019.", "It slowed after."], 0),
+        ("Yes. Yes.  No", ["Yes.", "No"], 1),
+        ("no full stop at all", ["no full stop at all"], 0),
+    ],
+)
+def test_sentences_are_split_by_rules_and_repeats_dropped(output: str, sentences: list[str], dropped: int) -> None:
+    judge = ScriptedBackend(json_values=[{"verdicts": ["yes"] * len(sentences)}])
+    result = AnswerRelevancy(include_reason=False).measure(CASE.model_copy(update={"actual_output": output}), judge)
+    assert (result.details["statements"], result.details["dropped"]) == (sentences, dropped)
+    assert shape(requests(judge)[0]) == verdicts_request(len(sentences), TERNARY)
+
+
+@pytest.mark.parametrize("kind", ["answer_relevancy", "faithfulness"])
+def test_an_output_of_white_space_has_no_sentence_to_judge(kind: str) -> None:
+    judge = ScriptedBackend()
+    result = metric(kind).measure(CASE.model_copy(update={"actual_output": " \n "}), judge)
+    assert result.error == "MetricInputError: the output has no sentence to judge"
+    assert judge.requests == []
+
+
 def test_blank_and_repeated_statements_are_dropped_before_judging() -> None:
     judge = ScriptedBackend(
         json_values=[
@@ -141,7 +193,7 @@ def test_blank_and_repeated_statements_are_dropped_before_judging() -> None:
             {"verdicts": ["no", "no"]},
         ]
     )
-    result = AnswerRelevancy(include_reason=False).measure(CASE, judge)
+    result = AnswerRelevancy(statements="extracted", include_reason=False).measure(CASE, judge)
     assert shape(requests(judge)[1]) == verdicts_request(2, TERNARY)
     assert (result.score, result.passed) == (0.0, False)
     assert result.details["statements"] == ["Returns: 30 days.", "Free shipping."]
@@ -150,14 +202,14 @@ def test_blank_and_repeated_statements_are_dropped_before_judging() -> None:
 
 def test_only_blank_statements_is_an_error_result() -> None:
     judge = ScriptedBackend(json_values=[{"statements": [" ", "  "]}])
-    result = AnswerRelevancy().measure(CASE, judge)
+    result = AnswerRelevancy(statements="extracted").measure(CASE, judge)
     assert (result.score, result.error) == (None, "BackendError: the judge listed no statements, only blank strings")
     assert len(judge.requests) == 1
 
 
 def test_max_statements_bounds_the_extraction() -> None:
     judge = ScriptedBackend(json_values=[{"statements": ["A."]}, {"verdicts": ["yes"]}])
-    AnswerRelevancy(max_statements=4, include_reason=False).measure(CASE, judge)
+    AnswerRelevancy(statements="extracted", max_statements=4, include_reason=False).measure(CASE, judge)
     extraction = requests(judge)[0]
     assert shape(extraction) == {"json_schema": items_schema("statements", 4), "max_tokens": items_tokens(4)}
     assert "at most 4." in extraction.messages[0].content
@@ -165,16 +217,56 @@ def test_max_statements_bounds_the_extraction() -> None:
 
 # --- faithfulness ----------------------------------------------------------------------------------
 
-FAITHFULNESS_REPLIES: list[Any] = [
-    {"truths": ["Customers can return items within 30 days.", "Shipping is free over 50 dollars."]},
-    {"claims": ["You can return them within 30 days.", "Shipping is free.", "Returns are easy."]},
-    {"verdicts": ["yes", "no", "idk"]},
-]
+TRUTHS = {"truths": ["Customers can return items within 30 days.", "Shipping is free over 50 dollars."]}
+CLAIMS = {"claims": ["You can return them within 30 days.", "Shipping is free.", "Returns are easy."]}
+VERDICTS = {"verdicts": ["yes", "no", "idk"]}
 
 
-def test_faithfulness_extracts_truths_and_claims_then_judges_each_claim() -> None:
-    judge = ScriptedBackend(json_values=list(FAITHFULNESS_REPLIES))
+def test_faithfulness_judges_each_sentence_against_the_context_in_one_call() -> None:
+    judge = ScriptedBackend(json_values=[{"verdicts": ["yes", "no"]}])
     result = Faithfulness(include_reason=False).measure(CASE, judge)
+    [verdicts] = requests(judge)
+    assert shape(verdicts) == verdicts_request(2, TERNARY)
+    assert verdicts.messages[0].content == "You check claims against a context, using nothing but what it says."
+    assert user(verdicts).startswith(
+        "Context:\n- All customers can return items within 30 days.\n- Shipping is free over 50 dollars.\n\n"
+        "Claims:\n1. You can return them within 30 days.\n2. Shipping is free.\n"
+    )
+    assert '"no" - the context contradicts the claim;' in user(verdicts)
+    assert (result.score, result.passed) == (0.5, True)
+    assert result.details == {
+        "raw_score": 0.5,
+        "claims": OUTPUT_SENTENCES,
+        "claims_from": "sentences",
+        "dropped": {"claims": 0},
+        "verdicts": [
+            {"claim": "You can return them within 30 days.", "verdict": "yes"},
+            {"claim": "Shipping is free.", "verdict": "no"},
+        ],
+        "counts": {"yes": 1, "no": 1, "idk": 0},
+        "idk_is_faithful": True,
+    }
+    assert result.reason == "1 of 2 claims are faithful to the retrieval context (1 contradicted, 0 not covered)."
+
+
+def test_faithfulness_extracts_claims_then_judges_each_against_the_context() -> None:
+    judge = ScriptedBackend(json_values=[CLAIMS, VERDICTS])
+    result = Faithfulness(claims="extracted", include_reason=False).measure(CASE, judge)
+    claims, verdicts = requests(judge)
+    assert shape(claims) == {"json_schema": items_schema("claims", 10), "max_tokens": items_tokens(10)}
+    assert user(claims) == "Text:\nYou can return them within 30 days. Shipping is free."
+    assert shape(verdicts) == verdicts_request(3, TERNARY)
+    assert "Claims:\n1. You can return them within 30 days.\n2. Shipping is free.\n3. Returns are easy.\n" in (
+        user(verdicts)
+    )
+    assert result.score == pytest.approx(2 / 3, rel=1e-12)
+    assert (result.details["claims"], result.details["claims_from"]) == (CLAIMS["claims"], "extracted")
+    assert result.details["counts"] == {"yes": 1, "no": 1, "idk": 1}
+
+
+def test_faithfulness_with_a_truths_limit_judges_against_extracted_facts() -> None:
+    judge = ScriptedBackend(json_values=[TRUTHS, CLAIMS, VERDICTS])
+    result = Faithfulness(truths_extraction_limit=16, claims="extracted", include_reason=False).measure(CASE, judge)
     truths, claims, verdicts = requests(judge)
     assert shape(truths) == {"json_schema": items_schema("truths", 16), "max_tokens": items_tokens(16)}
     assert shape(claims) == {"json_schema": items_schema("claims", 10), "max_tokens": items_tokens(10)}
@@ -182,16 +274,18 @@ def test_faithfulness_extracts_truths_and_claims_then_judges_each_claim() -> Non
     assert user(truths) == (
         "Documents:\nAll customers can return items within 30 days.\nShipping is free over 50 dollars."
     )
-    assert user(claims) == "Text:\nYou can return them within 30 days. Shipping is free."
+    assert verdicts.messages[0].content == "You check claims against a list of facts, using nothing but what it says."
     assert user(verdicts).startswith(
         "Facts:\n- Customers can return items within 30 days.\n- Shipping is free over 50 dollars.\n\n"
         "Claims:\n1. You can return them within 30 days.\n2. Shipping is free.\n3. Returns are easy.\n"
     )
+    assert '"no" - the facts contradict the claim;' in user(verdicts)
     assert result.score == pytest.approx(2 / 3, rel=1e-12)
     assert result.details == {
         "raw_score": pytest.approx(2 / 3, rel=1e-12),
-        "truths": ["Customers can return items within 30 days.", "Shipping is free over 50 dollars."],
-        "claims": ["You can return them within 30 days.", "Shipping is free.", "Returns are easy."],
+        "truths": TRUTHS["truths"],
+        "claims": CLAIMS["claims"],
+        "claims_from": "extracted",
         "dropped": {"truths": 0, "claims": 0},
         "verdicts": [
             {"claim": "You can return them within 30 days.", "verdict": "yes"},
@@ -201,12 +295,14 @@ def test_faithfulness_extracts_truths_and_claims_then_judges_each_claim() -> Non
         "counts": {"yes": 1, "no": 1, "idk": 1},
         "idk_is_faithful": True,
     }
-    assert result.reason == "2 of 3 claims are faithful to the retrieval context (1 contradicted, 1 not covered)."
+    assert result.reason == (
+        "2 of 3 claims are faithful to the facts extracted from the retrieval context (1 contradicted, 1 not covered)."
+    )
 
 
 def test_faithfulness_stricter_variant_counts_idk_against_the_output() -> None:
-    judge = ScriptedBackend(json_values=list(FAITHFULNESS_REPLIES))
-    result = Faithfulness(idk_is_faithful=False, include_reason=False).measure(CASE, judge)
+    judge = ScriptedBackend(json_values=[CLAIMS, VERDICTS])
+    result = Faithfulness(claims="extracted", idk_is_faithful=False, include_reason=False).measure(CASE, judge)
     assert (result.score, result.passed) == (pytest.approx(1 / 3, rel=1e-12), False)
     assert result.details["idk_is_faithful"] is False
     assert result.reason == (
@@ -215,16 +311,16 @@ def test_faithfulness_stricter_variant_counts_idk_against_the_output() -> None:
 
 
 def test_truths_extraction_limit_bounds_the_truths() -> None:
-    judge = ScriptedBackend(json_values=list(FAITHFULNESS_REPLIES))
-    Faithfulness(truths_extraction_limit=3, max_claims=5, include_reason=False).measure(CASE, judge)
-    truths, claims, _ = requests(judge)
+    judge = ScriptedBackend(json_values=[TRUTHS, {"verdicts": ["yes", "yes"]}])
+    Faithfulness(truths_extraction_limit=3, include_reason=False).measure(CASE, judge)
+    truths, verdicts = requests(judge)
     assert shape(truths) == {"json_schema": items_schema("truths", 3), "max_tokens": items_tokens(3)}
     assert "at most 3, the most important first" in truths.messages[0].content
-    assert shape(claims) == {"json_schema": items_schema("claims", 5), "max_tokens": items_tokens(5)}
+    assert shape(verdicts) == verdicts_request(2, TERNARY)  # the sentences, judged against the facts
 
 
 def test_more_truths_than_the_limit_is_a_schema_violation() -> None:
-    judge = ScriptedBackend(json_values=list(FAITHFULNESS_REPLIES))
+    judge = ScriptedBackend(json_values=[TRUTHS])
     result = Faithfulness(truths_extraction_limit=1).measure(CASE, judge)
     assert result.error == "SchemaViolation: reply does not match the schema at truths: " + (
         "['Customers can return items within 30 days.', 'Shipping is free over 50 dollars.'] is too long"
@@ -437,15 +533,11 @@ def test_max_statements_per_node_bounds_each_extraction() -> None:
 #: kind -> (replies for a perfect score, replies for an imperfect one, the imperfect score).
 SCRIPTS: dict[str, tuple[list[Any], list[Any], float]] = {
     "answer_relevancy": (
-        [{"statements": ["A.", "B."]}, {"verdicts": ["yes", "idk"]}],
-        [{"statements": ["A.", "B."]}, {"verdicts": ["yes", "no"]}],
+        [{"verdicts": ["yes", "idk"]}],
+        [{"verdicts": ["yes", "no"]}],
         0.5,
     ),
-    "faithfulness": (
-        [{"truths": ["T."]}, {"claims": ["A.", "B."]}, {"verdicts": ["yes", "idk"]}],
-        [{"truths": ["T."]}, {"claims": ["A.", "B."]}, {"verdicts": ["yes", "no"]}],
-        0.5,
-    ),
+    "faithfulness": ([{"verdicts": ["yes", "idk"]}], [{"verdicts": ["yes", "no"]}], 0.5),
     "hallucination": (
         [{"verdicts": ["agrees", "agrees"]}],
         [{"verdicts": ["agrees", "contradicts"]}],
@@ -553,15 +645,13 @@ def test_the_reason_prompt_shows_the_evidence(kind: str) -> None:
 
 
 def test_the_reason_prompt_of_answer_relevancy() -> None:
-    judge = ScriptedBackend(
-        json_values=[{"statements": ["Returns: 30 days.", "I like tea."]}, {"verdicts": ["yes", "no"]}, {"reason": "r"}]
-    )
+    judge = ScriptedBackend(json_values=[{"verdicts": ["yes", "no"]}, {"reason": "r"}])
     AnswerRelevancy().measure(CASE, judge)
     assert user(requests(judge)[-1]) == (
         "Question:\nWhat if these shoes don't fit?\n\n"
         "Answer:\nYou can return them within 30 days. Shipping is free.\n\n"
         "Verdicts on the answer's statements (yes: addresses the question, no: off topic, idk: unclear):\n"
-        "- Returns: 30 days. -> yes\n- I like tea. -> no\n\n"
+        "- You can return them within 30 days. -> yes\n- Shipping is free. -> no\n\n"
         "The answer's relevancy score is 0.5, on a scale from 0 to 1: the share of its statements that are "
         "not off topic. Say why in one or two sentences, naming the off-topic statements if there are any.\n"
         'Answer in JSON: {"reason": your explanation}'
@@ -663,15 +753,26 @@ PROMPT_OPTIONS = {
 }
 
 
+#: The options that make a metric use every one of its prompts, and the replies of the extra steps.
+EVERY_STEP: dict[str, tuple[dict[str, Any], list[Any]]] = {
+    "answer_relevancy": ({"statements": "extracted"}, [{"statements": ["A.", "B."]}]),
+    "faithfulness": (
+        {"claims": "extracted", "truths_extraction_limit": 4},
+        [{"truths": ["T."]}, {"claims": ["A.", "B."]}],
+    ),
+}
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_prompt_can_be_overridden(kind: str, tmp_path: Path) -> None:
-    options = {}
+    options, extracted = EVERY_STEP.get(kind, ({}, []))
+    options = dict(options)
     for option in PROMPT_OPTIONS[kind]:
         path = tmp_path / f"{option}.txt"
         path.write_text(f"[[system]]\nMine.\n[[user]]\nMy {option}.\n", encoding="utf-8")
         options[option] = path
     _, imperfect, score = SCRIPTS[kind]
-    judge = ScriptedBackend(json_values=[*imperfect, {"reason": "r"}])
+    judge = ScriptedBackend(json_values=[*extracted, *imperfect, {"reason": "r"}])
     result = metric(kind, **options).measure(CASE, judge)
     assert result.score == score
     used = [user(r).removeprefix("My ").removesuffix("_prompt.") for r in requests(judge)]
@@ -709,7 +810,7 @@ def test_the_example_config_runs_the_six_metrics_on_the_example_set() -> None:
     config = RunConfig.load(EXAMPLES / "eval.toml")
     metrics = config.build_metrics()
     assert [m.kind for m in metrics] == KINDS
-    assert isinstance(metrics[1], Faithfulness) and metrics[1].truths_extraction_limit == 8
+    assert isinstance(metrics[1], Faithfulness) and metrics[1].claims == "sentences"
     assert config.dataset.path == EXAMPLES / "rag.jsonl"
     dataset = Dataset.load(EXAMPLES / "rag.jsonl")
     assert len(dataset.cases) == 8

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast
 
 from pydantic import Field
 
@@ -14,6 +14,7 @@ from localeval.metrics.rag.base import (
     RagMetric,
     extract,
     judge_verdicts,
+    output_sentences,
     tally,
 )
 from localeval.metrics.rag.scores import TERNARY, Ternary, relevancy_ratio
@@ -25,16 +26,27 @@ MAX_STATEMENTS = 10
 class AnswerRelevancy(RagMetric):
     """The share of the output's statements that address the input.
 
-    The judge lists the statements of ``actual_output`` (at most
-    ``max_statements``), then gives each a verdict: ``yes`` (addresses the
-    input), ``no`` (off topic) or ``idk``. Score = (yes + idk) / statements
+    The statements are the sentences of ``actual_output`` (``statements =
+    "sentences"``, split by rules: nothing generated) or what the judge lists
+    (``statements = "extracted"``, at most ``max_statements``). The judge then
+    gives each a verdict: ``yes`` (addresses the input), ``no`` (off topic) or
+    ``idk``. Score = (yes + idk) / statements
     (:func:`~localeval.metrics.rag.scores.relevancy_ratio`).
     """
 
     kind = "answer_relevancy"
     prompt_folder = "answer_relevancy"
 
-    max_statements: int = Field(MAX_STATEMENTS, ge=1, description="The most statements to extract from the output.")
+    statements: Literal["sentences", "extracted"] = Field(
+        "sentences",
+        description=(
+            "Where the statements come from: the output's sentences (nothing generated), or a list the "
+            "judge writes first (finer-grained, slower)."
+        ),
+    )
+    max_statements: int = Field(
+        MAX_STATEMENTS, ge=1, description="The most statements the judge may list (statements = 'extracted')."
+    )
     statements_prompt: Path | None = Field(None, description="Your own prompt file for the statements.")
     verdicts_prompt: Path | None = Field(None, description="Your own prompt file for the verdicts.")
 
@@ -42,10 +54,7 @@ class AnswerRelevancy(RagMetric):
         return ("input", "actual_output")
 
     def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
-        prompt = self.render(
-            "statements", self.statements_prompt, actual_output=case.actual_output, max_items=self.max_statements
-        )
-        statements, dropped = extract(judge, prompt, "statements", self.max_statements)
+        statements, dropped = self._statements(case, judge)
         prompt = self.render("verdicts", self.verdicts_prompt, input=case.input, statements=statements)
         verdicts = cast(list[Ternary], judge_verdicts(judge, prompt, len(statements), TERNARY))
         judged = [{"statement": s, "verdict": v} for s, v in zip(statements, verdicts)]
@@ -54,6 +63,20 @@ class AnswerRelevancy(RagMetric):
         return Judgement(
             score=relevancy_ratio(verdicts),
             summary=f"{relevant} of {len(statements)} statements address the input (yes or idk).",
-            details={"statements": statements, "dropped": dropped, "verdicts": judged, "counts": counts},
+            details={
+                "statements": statements,
+                "statements_from": self.statements,
+                "dropped": dropped,
+                "verdicts": judged,
+                "counts": counts,
+            },
             reason_variables={"input": case.input, "actual_output": case.actual_output, "verdicts": judged},
         )
+
+    def _statements(self, case: TestCase, judge: Backend) -> tuple[list[str], int]:
+        if self.statements == "sentences":
+            return output_sentences(self, case)
+        prompt = self.render(
+            "statements", self.statements_prompt, actual_output=case.actual_output, max_items=self.max_statements
+        )
+        return extract(judge, prompt, "statements", self.max_statements)

@@ -24,9 +24,10 @@ from pydantic import Field, model_validator
 
 from localeval.backends.base import Backend, JsonRequest
 from localeval.case import TestCase
-from localeval.errors import BackendError, PromptError
+from localeval.errors import BackendError, MetricInputError, PromptError
 from localeval.metrics.base import Metric, Verdict, strict_requested
 from localeval.metrics.geval import REASON_SCHEMA
+from localeval.metrics.rag.sentences import split_sentences
 from localeval.prompts import RenderedPrompt, load_prompt
 
 #: The longest statement, claim or truth the judge may write.
@@ -97,6 +98,15 @@ def extract(judge: Backend, prompt: RenderedPrompt, key: str, max_items: int) ->
         raise BackendError(f"the judge listed no {key}, only blank strings")
     items = list(dict.fromkeys(written))
     return items, len(value[key]) - len(items)
+
+
+def output_sentences(metric: Metric, case: TestCase) -> tuple[list[str], int]:
+    """The distinct sentences of the case's output (split by rules), and how many repeats were dropped."""
+    written = split_sentences(case.actual_output or "")
+    if not written:
+        raise MetricInputError(metric.display_name, "actual_output", "the output has no sentence to judge")
+    items = list(dict.fromkeys(written))
+    return items, len(written) - len(items)
 
 
 def judge_verdicts(judge: Backend, prompt: RenderedPrompt, count: int, choices: Sequence[str]) -> list[str]:

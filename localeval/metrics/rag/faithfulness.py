@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast
 
 from pydantic import Field
 
@@ -14,39 +14,55 @@ from localeval.metrics.rag.base import (
     RagMetric,
     extract,
     judge_verdicts,
+    output_sentences,
     tally,
 )
 from localeval.metrics.rag.scores import TERNARY, Ternary, faithfulness_score
 
 #: How many claims the judge may extract from an output, by default.
 MAX_CLAIMS = 10
-#: The most truths the judge may extract from the retrieval context when no limit is set.
-MAX_TRUTHS = 16
 
 
 class Faithfulness(RagMetric):
     """The share of the output's claims that the retrieval context does not contradict.
 
-    The judge lists the truths of ``retrieval_context`` (at most
-    ``truths_extraction_limit``, else :data:`MAX_TRUTHS`) and the claims of
-    ``actual_output`` (at most ``max_claims``), then gives each claim a
-    verdict against the truths: ``yes`` (agrees), ``no`` (contradicted) or
-    ``idk`` (the truths say nothing about it). Score = claims not contradicted /
-    claims; with ``idk_is_faithful = false``, an ``idk`` claim counts as
-    unfaithful too (:func:`~localeval.metrics.rag.scores.faithfulness_score`).
+    The claims are the sentences of ``actual_output`` (``claims = "sentences"``,
+    split by rules: nothing generated) or what the judge lists (``claims =
+    "extracted"``, at most ``max_claims``). The judge then reads
+    ``retrieval_context`` and gives each claim a verdict against it: ``yes``
+    (agrees), ``no`` (contradicted) or ``idk`` (the context says nothing about
+    it). Score = claims not contradicted / claims; with ``idk_is_faithful =
+    false``, an ``idk`` claim counts as unfaithful too
+    (:func:`~localeval.metrics.rag.scores.faithfulness_score`).
+
+    With ``truths_extraction_limit`` set, the judge first lists at most that
+    many facts of the context (deepeval's way), and the claims are judged
+    against those facts instead of the context itself.
     """
 
     kind = "faithfulness"
     prompt_folder = "faithfulness"
 
-    truths_extraction_limit: int | None = Field(
-        None, ge=1, description="The most truths to extract from the retrieval context (the most important)."
+    claims: Literal["sentences", "extracted"] = Field(
+        "sentences",
+        description=(
+            "Where the claims come from: the output's sentences (nothing generated), or a list the "
+            "judge writes first (finer-grained, slower)."
+        ),
     )
-    max_claims: int = Field(MAX_CLAIMS, ge=1, description="The most claims to extract from the output.")
+    max_claims: int = Field(MAX_CLAIMS, ge=1, description="The most claims the judge may list (claims = 'extracted').")
+    truths_extraction_limit: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "Judge the claims against at most this many facts the judge extracts from the context "
+            "first, not against the context itself (one more call, which writes the facts)."
+        ),
+    )
     idk_is_faithful: bool = Field(
         True, description="A claim the context says nothing about counts as faithful; false is stricter."
     )
-    truths_prompt: Path | None = Field(None, description="Your own prompt file for the truths.")
+    truths_prompt: Path | None = Field(None, description="Your own prompt file for the facts of the context.")
     claims_prompt: Path | None = Field(None, description="Your own prompt file for the claims.")
     verdicts_prompt: Path | None = Field(None, description="Your own prompt file for the verdicts.")
 
@@ -54,37 +70,49 @@ class Faithfulness(RagMetric):
         return ("actual_output", "retrieval_context")
 
     def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
-        max_truths = self.truths_extraction_limit or MAX_TRUTHS
+        documents, truths, dropped = list(case.retrieval_context or ()), None, {}
+        if self.truths_extraction_limit is not None:
+            prompt = self.render(
+                "truths", self.truths_prompt, retrieval_context=documents, max_items=self.truths_extraction_limit
+            )
+            truths, dropped["truths"] = extract(judge, prompt, "truths", self.truths_extraction_limit)
+            documents = truths
+        claims, dropped["claims"] = self._claims(case, judge)
         prompt = self.render(
-            "truths", self.truths_prompt, retrieval_context=case.retrieval_context, max_items=max_truths
+            "verdicts", self.verdicts_prompt, documents=documents, from_truths=truths is not None, claims=claims
         )
-        truths, dropped_truths = extract(judge, prompt, "truths", max_truths)
-        prompt = self.render("claims", self.claims_prompt, actual_output=case.actual_output, max_items=self.max_claims)
-        claims, dropped_claims = extract(judge, prompt, "claims", self.max_claims)
-        prompt = self.render("verdicts", self.verdicts_prompt, truths=truths, claims=claims)
         verdicts = cast(list[Ternary], judge_verdicts(judge, prompt, len(claims), TERNARY))
         judged = [{"claim": c, "verdict": v} for c, v in zip(claims, verdicts)]
         counts = tally(verdicts, TERNARY)
         faithful = counts["yes"] + (counts["idk"] if self.idk_is_faithful else 0)
+        against = "retrieval context" if truths is None else "facts extracted from the retrieval context"
         return Judgement(
             score=faithfulness_score(verdicts, idk_is_faithful=self.idk_is_faithful),
             summary=(
-                f"{faithful} of {len(claims)} claims are faithful to the retrieval context "
+                f"{faithful} of {len(claims)} claims are faithful to the {against} "
                 f"({counts['no']} contradicted, {counts['idk']} not covered"
                 f"{'' if self.idk_is_faithful else ', counted as unfaithful'})."
             ),
             details={
-                "truths": truths,
+                **({} if truths is None else {"truths": truths}),
                 "claims": claims,
-                "dropped": {"truths": dropped_truths, "claims": dropped_claims},
+                "claims_from": self.claims,
+                "dropped": dropped,
                 "verdicts": judged,
                 "counts": counts,
                 "idk_is_faithful": self.idk_is_faithful,
             },
             reason_variables={
                 "actual_output": case.actual_output,
-                "truths": truths,
+                "documents": documents,
+                "from_truths": truths is not None,
                 "verdicts": judged,
                 "idk_is_faithful": self.idk_is_faithful,
             },
         )
+
+    def _claims(self, case: TestCase, judge: Backend) -> tuple[list[str], int]:
+        if self.claims == "sentences":
+            return output_sentences(self, case)
+        prompt = self.render("claims", self.claims_prompt, actual_output=case.actual_output, max_items=self.max_claims)
+        return extract(judge, prompt, "claims", self.max_claims)
