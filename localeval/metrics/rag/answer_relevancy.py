@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, cast
+from typing import cast
 
 from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
 from localeval.metrics.rag.base import (
+    ItemSource,
     Judgement,
     RagMetric,
-    extract,
     judge_verdicts,
-    output_sentences,
     tally,
 )
 from localeval.metrics.rag.scores import TERNARY, Ternary, relevancy_ratio
@@ -37,7 +36,7 @@ class AnswerRelevancy(RagMetric):
     kind = "answer_relevancy"
     prompt_folder = "answer_relevancy"
 
-    statements: Literal["sentences", "extracted"] = Field(
+    statements: ItemSource = Field(
         "sentences",
         description=(
             "Where the statements come from: the output's sentences (nothing generated), or a list the "
@@ -54,7 +53,9 @@ class AnswerRelevancy(RagMetric):
         return ("input", "actual_output")
 
     def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
-        statements, dropped = self._statements(case, judge)
+        statements, dropped = self.output_items(
+            case, judge, self.statements, "statements", self.statements_prompt, self.max_statements
+        )
         prompt = self.render("verdicts", self.verdicts_prompt, input=case.input, statements=statements)
         verdicts = cast(list[Ternary], judge_verdicts(judge, prompt, len(statements), TERNARY))
         judged = [{"statement": s, "verdict": v} for s, v in zip(statements, verdicts)]
@@ -72,11 +73,3 @@ class AnswerRelevancy(RagMetric):
             },
             reason_variables={"input": case.input, "actual_output": case.actual_output, "verdicts": judged},
         )
-
-    def _statements(self, case: TestCase, judge: Backend) -> tuple[list[str], int]:
-        if self.statements == "sentences":
-            return output_sentences(self, case)
-        prompt = self.render(
-            "statements", self.statements_prompt, actual_output=case.actual_output, max_items=self.max_statements
-        )
-        return extract(judge, prompt, "statements", self.max_statements)

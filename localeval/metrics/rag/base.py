@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -34,6 +34,8 @@ from localeval.prompts import RenderedPrompt, load_prompt
 MAX_CHARS = 200
 #: Tokens for a reason: REASON_SCHEMA allows 400 characters, and white space around them.
 REASON_TOKENS = 512
+#: What an output is judged by: its sentences, split by rules, or a list the judge writes first.
+ItemSource = Literal["sentences", "extracted"]
 
 
 def verdicts_schema(count: int, choices: Sequence[str]) -> dict[str, Any]:
@@ -98,15 +100,6 @@ def extract(judge: Backend, prompt: RenderedPrompt, key: str, max_items: int) ->
         raise BackendError(f"the judge listed no {key}, only blank strings")
     items = list(dict.fromkeys(written))
     return items, len(value[key]) - len(items)
-
-
-def output_sentences(metric: Metric, case: TestCase) -> tuple[list[str], int]:
-    """The distinct sentences of the case's output (split by rules), and how many repeats were dropped."""
-    written = split_sentences(case.actual_output or "")
-    if not written:
-        raise MetricInputError(metric.display_name, "actual_output", "the output has no sentence to judge")
-    items = list(dict.fromkeys(written))
-    return items, len(written) - len(items)
 
 
 def judge_verdicts(judge: Backend, prompt: RenderedPrompt, count: int, choices: Sequence[str]) -> list[str]:
@@ -178,6 +171,24 @@ class RagMetric(Metric):
             except (BackendError, PromptError) as err:  # the score stands; say why the reason is missing
                 details["reason_error"] = f"{type(err).__name__}: {err}"
         return Verdict(score=self._final_score(judged.score), reason=reason, details=details)
+
+    def output_items(
+        self, case: TestCase, judge: Backend, source: ItemSource, step: str, override: Path | None, max_items: int
+    ) -> tuple[list[str], int]:
+        """The distinct items the output is judged by, and how many blanks or repeats were dropped.
+
+        ``source = "sentences"``: the output's sentences, split by rules, nothing
+        generated. ``"extracted"``: what the judge lists under ``step`` (e.g.
+        "claims") with that step's prompt, at most ``max_items``.
+        """
+        if source == "extracted":
+            prompt = self.render(step, override, actual_output=case.actual_output, max_items=max_items)
+            return extract(judge, prompt, step, max_items)
+        written = split_sentences(case.actual_output or "")
+        if not written:
+            raise MetricInputError(self.display_name, "actual_output", "the output has no sentence to judge")
+        items = list(dict.fromkeys(written))
+        return items, len(written) - len(items)
 
     def render(self, step: str, override: Path | None, **variables: Any) -> RenderedPrompt:
         """This metric's prompt for ``step`` (e.g. "verdicts"), or the user's file instead."""

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, cast
+from typing import cast
 
 from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
 from localeval.metrics.rag.base import (
+    ItemSource,
     Judgement,
     RagMetric,
     extract,
     judge_verdicts,
-    output_sentences,
     tally,
 )
 from localeval.metrics.rag.scores import TERNARY, Ternary, faithfulness_score
@@ -43,7 +43,7 @@ class Faithfulness(RagMetric):
     kind = "faithfulness"
     prompt_folder = "faithfulness"
 
-    claims: Literal["sentences", "extracted"] = Field(
+    claims: ItemSource = Field(
         "sentences",
         description=(
             "Where the claims come from: the output's sentences (nothing generated), or a list the "
@@ -77,7 +77,9 @@ class Faithfulness(RagMetric):
             )
             truths, dropped["truths"] = extract(judge, prompt, "truths", self.truths_extraction_limit)
             documents = truths
-        claims, dropped["claims"] = self._claims(case, judge)
+        claims, dropped["claims"] = self.output_items(
+            case, judge, self.claims, "claims", self.claims_prompt, self.max_claims
+        )
         prompt = self.render(
             "verdicts", self.verdicts_prompt, documents=documents, from_truths=truths is not None, claims=claims
         )
@@ -110,9 +112,3 @@ class Faithfulness(RagMetric):
                 "idk_is_faithful": self.idk_is_faithful,
             },
         )
-
-    def _claims(self, case: TestCase, judge: Backend) -> tuple[list[str], int]:
-        if self.claims == "sentences":
-            return output_sentences(self, case)
-        prompt = self.render("claims", self.claims_prompt, actual_output=case.actual_output, max_items=self.max_claims)
-        return extract(judge, prompt, "claims", self.max_claims)
