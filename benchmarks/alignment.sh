@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Judge-human agreement of G-Eval on the human-judgment sets in ../shared/data/alignment,
+# Judge-human agreement of G-Eval on UniEval's human-judgment sets (the folder $ALIGNMENT_DATA),
 # with the default model, comparing scoring methods on the same judge in one command each.
 # Usage: benchmarks/alignment.sh OUT_DIR [all|qags|topical|baseline|qags-sampling|topical-sampling|faithfulness] [SAMPLING_LIMIT]
 # The README's table: benchmarks/alignment.sh OUT all 60, then python benchmarks/alignment_table.py OUT
@@ -7,7 +7,7 @@
 # Writes OUT_DIR/<set>-<dimension>.{json,jsonl}; the README's table comes from the JSON files.
 set -euo pipefail
 out=${1:?output folder}; which=${2:-all}; sampling_limit=${3:-}
-data="$(cd "$(dirname "$0")/../.." && pwd)/shared/data/alignment"
+data="${ALIGNMENT_DATA:-$(cd "$(dirname "$0")/.." && pwd)/tests/data/alignment}"  # default: the excerpts
 mkdir -p "$out"
 
 meta() {  # name file metric human methods... -- extra options

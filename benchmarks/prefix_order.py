@@ -1,6 +1,6 @@
 """Prefix-aware ordering against input order, in-process, on documents that many summaries share.
 
-Builds a dataset of DOCS news articles (../shared/data/alignment/qags_cnndm.json)
+Builds a dataset of DOCS news articles (qags_cnndm.json in $ALIGNMENT_DATA)
 with PER_DOC summaries each, listed interleaved (article 1 summary 1, article 2
 summary 1, ...) as a dataset sorted by summarizer would be. Runs G-Eval
 (consistency steps, no reason, no cache) over it with `order="input"` and with
@@ -28,7 +28,8 @@ from localeval.metrics import build_metric
 from localeval.paths import Paths
 from localeval.runner import RunOptions, evaluate
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alignment" / "qags_cnndm.json"
+#: UniEval's QAGS-CNN/DM set: $ALIGNMENT_DATA (a folder with the full sets), else the excerpt in tests/.
+DATA = Path(os.environ.get("ALIGNMENT_DATA") or Path(__file__).resolve().parents[1] / "tests" / "data" / "alignment") / "qags_cnndm.json"
 
 
 def interleaved_cases(docs: int, per_doc: int) -> list[TestCase]:

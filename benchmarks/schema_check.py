@@ -1,6 +1,6 @@
 """Issue 4's robustness check: many real-model evaluations of the six RAG metrics and the DAG example.
 
-Builds RAG cases from news articles (../shared/data/alignment/qags_cnndm.json:
+Builds RAG cases from news articles (qags_cnndm.json in $ALIGNMENT_DATA:
 the article split into paragraphs is the context and the retrieval context, a
 system summary is the output, the reference summary the expected output), runs
 all six RAG metrics (reasons on) and the DAG example of examples/dag on the
@@ -32,7 +32,8 @@ from localeval.results import RunReport
 from localeval.runner import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "alignment" / "qags_cnndm.json"
+#: UniEval's QAGS-CNN/DM set: $ALIGNMENT_DATA (a folder with the full sets), else the excerpt in tests/.
+DATA = Path(os.environ.get("ALIGNMENT_DATA") or ROOT / "tests" / "data" / "alignment") / "qags_cnndm.json"
 RAG_METRICS = ["answer_relevancy", "faithfulness", "hallucination", "contextual_precision", "contextual_recall",
                "contextual_relevancy"]
 

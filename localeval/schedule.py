@@ -1,7 +1,7 @@
 """The order a run measures its (case, metric) pairs in. Results are reported in input order regardless.
 
 An in-process llama.cpp judge keeps the last prompt's KV state and reads only
-what differs from it (../shared/FACTS.md: a 617-token prompt 2.4 s cold, 0.04 s
+what differs from it (measured with SmolLM2: a 617-token prompt 2.4 s cold, 0.04 s
 after one sharing its prefix). Sorting the calls by the text their prompts start
 with puts those that share the longest prefix next to each other: the same
 criteria and steps, then the same document. Python's sort is stable, so pairs

@@ -1,6 +1,6 @@
 """A loopback stand-in for the Ollama server: Ollama's HTTP API on llama-cpp-python. Tests only.
 
-The real server cannot run on these machines (../shared/FACTS.md), so the
+The real server cannot run on the test machines (it is in neither Debian nor PyPI), so the
 Ollama backend is tested against this. It speaks the API as the official
 ``ollama`` Python client (0.6.3) reads it, and the tests check it with that
 client.

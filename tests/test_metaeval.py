@@ -16,7 +16,7 @@ import pytest
 from rich.console import Console
 from scripted import ScriptedBackend
 
-from localeval import session
+from localeval.cli import session
 from localeval.backends.base import DistributionRequest
 from localeval.case import TestCase
 from localeval.dataset import read_records
@@ -26,9 +26,8 @@ from localeval.metrics import GEval, build_metric
 from localeval.metrics.length import OutputLength
 from localeval.paths import Paths
 
-# CI clones the repository with the shared folder beside it.
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-ALIGNMENT = SHARED / "data" / "alignment"
+# Excerpts of UniEval's human-judgment sets, MIT (tests/data/README.md says which records).
+ALIGNMENT = Path(__file__).resolve().parent / "data" / "alignment"
 
 # (file, human score, group, extra fields): the length baseline on the public sets.
 PUBLIC_SETS = {
@@ -43,7 +42,7 @@ PUBLIC_SETS = {
 def alignment_file(name: str) -> Path:
     path = ALIGNMENT / f"{name}.json"
     if not path.is_file():
-        pytest.fail(f"{path} is missing: the shared data folder must be beside the repository")
+        pytest.fail(f"{path} is missing from the repository")
     return path
 
 

@@ -1,6 +1,6 @@
 """The benchmark's test cases: news articles and their summaries from QAGS (CNN/DailyMail).
 
-Each record of ``../shared/data/alignment/qags_cnndm.json`` gives one case, the same
+Each record of ``qags_cnndm.json`` (in ``$ALIGNMENT_DATA``) gives one case, the same
 shape for every metric so that every system judges the same text:
 
 * ``input`` = the article (G-Eval's "source document"; for answer relevancy, the
@@ -17,12 +17,13 @@ Stdlib only: the deepeval side reads the cases as JSON, never this module.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
-#: The repository's sibling ``shared`` folder, as benchmarks/alignment.sh finds it.
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "alignment" / "qags_cnndm.json"
+#: UniEval's QAGS-CNN/DM set: $ALIGNMENT_DATA (a folder with the full sets), else the excerpt in tests/.
+DATA = Path(os.environ.get("ALIGNMENT_DATA") or Path(__file__).resolve().parents[2] / "tests" / "data" / "alignment") / "qags_cnndm.json"
 #: Chunks of retrieval context per article.
 CHUNKS = 3
 

@@ -64,9 +64,9 @@ from localeval.backends.scan import (
     require_single_characters,
 )
 from localeval.catalog import file_sha256
-from localeval.chat import JinjaChatFormat
+from localeval.backends.chat import JinjaChatFormat
 from localeval.errors import BackendError, BackendUnavailable, ConfigError
-from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
+from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
 
 StructuredOutput = Literal["auto", "json_schema", "json_object"]
 
