@@ -85,6 +85,10 @@ class ReportConfig(_Section):
     html: Path | None = Field(None, description="The self-contained HTML report.")
     junit: Path | None = Field(None, description="JUnit XML, for CI systems.")
 
+    def copies(self) -> dict[str, Path | None]:
+        """{report format: where its copy goes} (see :mod:`localeval.reports.formats`)."""
+        return {"json": self.path, "html": self.html, "junit": self.junit}
+
 
 class CacheConfig(_Section):
     enabled: bool = True

@@ -115,10 +115,14 @@ class RunReport(BaseModel):
     def any_errored(self) -> bool:
         return any(s.errored for s in self.summary)
 
+    def to_json(self) -> str:
+        """The report as the JSON text of ``report.json``."""
+        return self.model_dump_json(indent=2) + "\n"
+
     def save(self, path: Path) -> None:
         """Write the report atomically: a crash never leaves half a file."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomically(path, self.model_dump_json(indent=2) + "\n")
+        write_text_atomically(path, self.to_json())
 
     @classmethod
     def load(cls, path: Path) -> RunReport:

@@ -23,7 +23,7 @@ from localeval.backends.base import (
     JsonRequest,
 )
 from localeval.distribution import renormalize
-from localeval.schema import parse_reply
+from localeval.backends.schema import parse_reply
 
 FULL_CAPABILITIES = Capabilities(
     json_schema=True, distribution=True, multi_token_candidates=True, max_top_logprobs=None

@@ -10,7 +10,7 @@ import pytest
 from localeval.config import RunConfig
 from localeval.errors import ConfigError, UnknownMetric
 from localeval.metrics import ExactMatch, GEval
-from localeval.session import settings_from_cli
+from localeval.cli.session import settings_from_cli
 
 
 def write(path: Path, text: str) -> Path:

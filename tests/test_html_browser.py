@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from test_reports import sample_report
 
-from localeval.reports import write_html
+from localeval.reports import write_reports
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(
@@ -80,7 +80,7 @@ def chromium(tmp_path: Path, url: str, *args: str, window: str = "1280,1600") ->
 @pytest.fixture
 def page(tmp_path: Path) -> Path:
     path = tmp_path / "report.html"
-    write_html(sample_report(), path)
+    write_reports(sample_report(), copies={"html": path})
     return path
 
 

@@ -39,7 +39,7 @@ from localeval.backends.ollama import OllamaBackend
 from localeval.backends.openai_compat import OpenAICompatBackend
 from localeval.cache import cache_key
 from localeval.case import TestCase
-from localeval.chat import CHATML, JinjaChatFormat
+from localeval.backends.chat import CHATML, JinjaChatFormat
 from localeval.dataset import Dataset
 from localeval.errors import (
     BackendError,

@@ -21,7 +21,7 @@ def test_wheel_ships_prompts_and_the_model_manifest(tmp_path: Path) -> None:
     shipped_prompts = {f"localeval/_data/prompts/{p.relative_to(ROOT / 'prompts')}" for p in (ROOT / "prompts").rglob("*.txt")}
     assert shipped_prompts and shipped_prompts <= names
     assert "localeval/_data/models/manifest.toml" in names
-    assert "localeval/cli.py" in names
+    assert "localeval/cli/app.py" in names
     entry_points = zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith("entry_points.txt"))
     ).decode()

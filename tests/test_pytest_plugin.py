@@ -14,7 +14,7 @@ import pytest
 # keeps them (it removes what an inner run imported first).
 import localeval.judge
 import localeval.pytest_plugin
-import localeval.session
+import localeval.cli.session
 import localeval.testing  # noqa: F401
 from localeval.paths import Paths
 

@@ -18,8 +18,6 @@ from localeval.reports import (
     junit_xml,
     read_cases,
     render_html,
-    write_cases,
-    write_html,
     write_reports,
 )
 from localeval.reports.rules import failure_message, metric_rule, pass_rule
@@ -207,7 +205,7 @@ def test_html_renders_evidence_by_its_shape(page: str) -> None:
 
 def test_write_html_leaves_only_the_file(tmp_path: Path) -> None:
     path = tmp_path / "out" / "report.html"
-    write_html(sample_report(), path)
+    write_reports(sample_report(), copies={"html": path})
     assert [p.name for p in path.parent.iterdir()] == ["report.html"]
     assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
@@ -266,7 +264,7 @@ def test_junit_of_an_empty_run_is_valid() -> None:
 def test_cases_jsonl_round_trips(tmp_path: Path) -> None:
     report = sample_report()
     path = tmp_path / "cases.jsonl"
-    write_cases(report, path)
+    write_reports(report, copies={"cases": path})
     lines = path.read_text(encoding="utf-8").split("\n")
     assert len(lines) == len(report.cases) + 1 and lines[-1] == ""
     first = json.loads(lines[0])
@@ -293,24 +291,26 @@ def test_read_cases_names_the_line_at_fault(tmp_path: Path) -> None:
 def test_write_reports_into_a_run_folder(tmp_path: Path) -> None:
     report = sample_report()
     written = write_reports(report, tmp_path / "run")
-    assert written == {fmt: tmp_path / "run" / name for fmt, name in REPORT_FILES.items()}
+    assert written == [tmp_path / "run" / name for name in REPORT_FILES.values()]
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == sorted(REPORT_FILES.values())
-    assert RunReport.load(written["json"]) == report
-    assert read_cases(written["cases"]) == report.cases
-    ET.parse(written["junit"])
+    assert RunReport.load(tmp_path / "run" / "report.json") == report
+    assert read_cases(tmp_path / "run" / "cases.jsonl") == report.cases
+    ET.parse(tmp_path / "run" / "junit.xml")
 
 
 def test_write_reports_to_chosen_paths_only(tmp_path: Path) -> None:
-    written = write_reports(sample_report(), junit_path=tmp_path / "ci" / "junit.xml")
-    assert written == {"junit": tmp_path / "ci" / "junit.xml"}
+    written = write_reports(sample_report(), copies={"junit": tmp_path / "ci" / "junit.xml", "html": None})
+    assert written == [tmp_path / "ci" / "junit.xml"]
     assert [p.name for p in tmp_path.iterdir()] == ["ci"]
-    mixed = write_reports(sample_report(), tmp_path / "run", html_path=tmp_path / "page.html")
-    assert mixed["html"] == tmp_path / "page.html" and mixed["json"] == tmp_path / "run" / "report.json"
+    mixed = write_reports(sample_report(), tmp_path / "run", {"html": tmp_path / "page.html"})
+    assert mixed[-1] == tmp_path / "page.html" and mixed[0] == tmp_path / "run" / "report.json"
 
 
 def test_write_reports_errors_are_typed(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="needs a directory"):
         write_reports(sample_report())
+    with pytest.raises(InputError, match="unknown report format 'pdf'"):
+        write_reports(sample_report(), copies={"pdf": tmp_path / "r.pdf"})
     blocker = tmp_path / "file"
     blocker.write_text("", encoding="utf-8")
     with pytest.raises(InputError, match="cannot write the json report"):

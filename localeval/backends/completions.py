@@ -22,7 +22,7 @@ from typing import Any
 import jinja2
 
 from localeval.backends.base import Message
-from localeval.chat import CHATML, JinjaChatFormat
+from localeval.backends.chat import CHATML, JinjaChatFormat
 from localeval.errors import BackendError, ConfigError
 
 

@@ -41,7 +41,7 @@ from localeval.backends.scan import (
     require_single_characters,
 )
 from localeval.errors import BackendError, BackendUnavailable
-from localeval.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
+from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 #: The first Ollama release that returns log-probabilities.

@@ -1,7 +1,7 @@
 """Judging through an OpenAI-compatible server: LM Studio, vLLM, llama.cpp's servers, Ollama's /v1.
 
 JSON generation sends the schema in the ``response_format`` dialect the server
-accepts and always validates the reply. Servers differ (../shared/FACTS.md):
+accepts and always validates the reply. Servers differ (measured, docs/http-backends.md):
 llama-cpp-python's server answers HTTP 500 to ``json_schema``; vLLM accepts
 ``json_object`` with a schema but ignores the schema. So ``auto`` tries
 ``json_schema`` first and falls back to ``json_object`` + schema only when the

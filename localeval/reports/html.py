@@ -12,10 +12,8 @@ from __future__ import annotations
 import json
 from html import escape
 from importlib.resources import files
-from pathlib import Path
 from string import Template
 
-from localeval.files import write_text_atomically
 from localeval.reports.cases_html import render_cases
 from localeval.reports.rules import metric_rule
 from localeval.reports.svg import histogram
@@ -34,12 +32,6 @@ def render_html(report: RunReport) -> str:
         cases=render_cases(report),
         version=escape(report.localeval_version),
     )
-
-
-def write_html(report: RunReport, path: Path) -> None:
-    """Write :func:`render_html`'s page to ``path`` atomically, creating its folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(path, render_html(report))
 
 
 def _asset(name: str) -> str:

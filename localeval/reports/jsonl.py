@@ -13,7 +13,6 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from localeval.errors import InputError, first_problem
-from localeval.files import write_text_atomically
 from localeval.results import CaseResult, RunReport
 
 
@@ -23,12 +22,6 @@ def cases_jsonl(cases: Iterable[CaseResult]) -> str:
         json.dumps(case.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":")) + "\n"
         for case in cases
     )
-
-
-def write_cases(report: RunReport, path: Path) -> None:
-    """Write the report's cases to ``path`` as JSON Lines, atomically, creating its folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(path, cases_jsonl(report.cases))
 
 
 def read_cases(path: Path) -> list[CaseResult]:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
-from localeval.files import write_text_atomically
 from localeval.reports.rules import case_label, failure_message
 from localeval.results import CaseResult, MetricResult, RunReport
 
@@ -39,12 +37,6 @@ def junit_xml(report: RunReport) -> str:
     root.set("time", f"{total_time:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
-
-
-def write_junit(report: RunReport, path: Path) -> None:
-    """Write :func:`junit_xml` to ``path`` atomically, creating its folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(path, junit_xml(report))
 
 
 def _suite(report: RunReport, metric: str, pairs: list[tuple[CaseResult, MetricResult]]) -> ET.Element:

@@ -1,4 +1,4 @@
-"""What the terminal shows of a comparison of two runs, in the style of :mod:`localeval.console`."""
+"""What the terminal shows of a comparison of two runs, in the style of :mod:`localeval.cli.console`."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from localeval.config import BackendConfig, CacheConfig, RunConfig
-from localeval.console import (
+from localeval.cli.console import (
     print_alignment,
     print_errors,
     print_item_errors,
@@ -33,9 +33,10 @@ from localeval.metaeval import (
 )
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
+from localeval.reports import write_reports
 from localeval.results import RunReport
 from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
-from localeval.runs import JOURNAL, find_run, resumed_config, start_run, write_reports
+from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
 from localeval.schedule import Order
 
 EXIT_OK, EXIT_FAILED, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 3, 130
@@ -150,7 +151,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
                 return EXIT_INTERRUPTED
     print_report(out, report)
     print_errors(err, report)
-    written = write_reports(report, run_dir, config.report)
+    written = write_reports(report, run_dir, config.report.copies())
     out.print("Reports: " + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
     return _exit_code(report)
 

@@ -97,7 +97,7 @@ def run(
     computes only what is missing. Exit codes: 0 all passed, 1 some failed, 3 some
     errored, 2 bad usage or input, 130 interrupted.
     """
-    from localeval import session
+    from localeval.cli import session
 
     if resume is not None:
         given = [n for n, v in (("a dataset", dataset), ("--config", config), ("--metric", metric),
@@ -125,17 +125,17 @@ def report(
 ) -> None:
     """Write a finished run's reports again: JSON, per-case JSON Lines, HTML, JUnit XML."""
     from localeval import reports
-    from localeval.runs import load_report
+    from localeval.cli.runs import load_report
 
     loaded = load_report(run, _paths().runs)
     folder = out if out or html or junit else _run_folder(run)
-    written = reports.write_reports(loaded, folder, html_path=html, junit_path=junit)
-    for path in written.values():
+    written = reports.write_reports(loaded, folder, {"html": html, "junit": junit})
+    for path in written:
         _out().print(str(path), highlight=False, soft_wrap=True)
 
 
 def _run_folder(run: str) -> Path:
-    from localeval.runs import find_run
+    from localeval.cli.runs import find_run
 
     path = Path(run)
     return path.parent if path.is_file() else find_run(run, _paths().runs)
@@ -154,7 +154,7 @@ def compare(
     """
     from localeval.reports import compare as compare_runs
     from localeval.reports import print_comparison
-    from localeval.runs import load_report
+    from localeval.cli.runs import load_report
 
     runs = _paths().runs
     comparison = compare_runs(load_report(before, runs), load_report(after, runs), tolerance=tolerance)
@@ -186,7 +186,7 @@ def meta_eval(
     Exit codes: 0 done; 3 done, but the judge could not score some items (they are
     counted and left out); 2 bad usage or input.
     """
-    from localeval import session
+    from localeval.cli import session
 
     settings = session.meta_eval_settings_from_cli(
         data=data, metric=metric, methods=method, fields=field, human=human, group=group,
@@ -204,7 +204,7 @@ def backends_check(
     model: ModelOption = None,
 ) -> None:
     """Ask the configured judge what it supports, with one real call of each kind."""
-    from localeval import probe, session
+    from localeval.cli import probe, session
 
     settings = session.settings_from_cli(
         dataset=None, config=config, metrics=None, model=model, threads=None, fields=None,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from localeval import reports
 from localeval.catalog import file_sha256
-from localeval.config import ReportConfig, RunConfig
+from localeval.config import RunConfig
 from localeval.errors import InputError
 from localeval.journal import Journal, JournalHeader
 from localeval.results import RunReport
@@ -78,12 +78,3 @@ def load_report(ref: str | Path, runs_home: Path) -> RunReport:
             f"run {run_dir} has no {REPORT}: it has not finished; resume it with: localeval run --resume {run_dir}"
         )
     return RunReport.load(run_dir / REPORT)
-
-
-def write_reports(report: RunReport, run_dir: Path, wanted: ReportConfig) -> list[Path]:
-    """Every format in the run's directory, and each copy the config asks for where it asks."""
-    written = list(reports.write_reports(report, run_dir).values())
-    copies = {"json_path": wanted.path, "html_path": wanted.html, "junit_path": wanted.junit}
-    if any(copies.values()):
-        written += reports.write_reports(report, **copies).values()
-    return written
