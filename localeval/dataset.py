@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
 import itertools
 import json
@@ -20,13 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from localeval.case import CASE_FIELDS, LIST_FIELDS, TestCase
 from localeval.errors import DatasetError
 from localeval.files import write_text_atomically
 
-__all__ = ["Dataset", "Format", "UnknownFields", "read_records"]
+__all__ = ["Dataset", "DatasetSource", "Format", "UnknownFields", "read_records"]
 
 Format = Literal["jsonl", "json", "csv"]
 UnknownFields = Literal["error", "metadata", "ignore"]
@@ -41,12 +42,25 @@ _JSON_TYPES = {str: "a string", int: "a number", float: "a number", bool: "a boo
                dict: "an object", list: "a list", type(None): "null"}
 
 
+class DatasetSource(BaseModel):
+    """The file a dataset was read from, as reports record it: two runs over different files differ here."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    sha256: str
+
+
 @dataclass
 class Dataset:
-    """Test cases, and for each the place it came from (``locations[i]`` is "file:line")."""
+    """Test cases, and for each the place it came from (``locations[i]`` is "file:line").
+
+    ``source`` is the file the cases were loaded from (None for cases built in code).
+    """
 
     cases: list[TestCase]
     locations: list[str]
+    source: DatasetSource | None = None
 
     def __post_init__(self) -> None:
         if len(self.cases) != len(self.locations):
@@ -88,7 +102,7 @@ class Dataset:
         fmt = _format(name, format)
         reader = _Reader(name, fmt, dict(fields or {}), list_delimiter, unknown_fields)
         reader.check_options()
-        text = _read_text(name)
+        text, sha256 = _read_text(name)
         if fmt == "csv":
             header, records = _csv_table(text, reader.path)
             reader.check_columns(header)
@@ -100,7 +114,7 @@ class Dataset:
         for line, record in records:
             cases.append(reader.case(record, line))
             locations.append(f"{reader.path}:{line}")
-        return cls(cases, locations)
+        return cls(cases, locations, DatasetSource(path=name, sha256=sha256))
 
     def save(
         self,
@@ -147,7 +161,7 @@ def read_records(
     fmt = _format(name, format)
     if fmt == "csv":
         raise DatasetError("records are read from JSON or JSONL, not CSV", path=name)
-    text = _read_text(name)
+    text, _ = _read_text(name)
     records = _json_records(text, name) if fmt == "json" else _jsonl_records(text, name)
     return list(itertools.islice(records, limit))
 
@@ -287,7 +301,8 @@ def _format(path: str, format: str | None) -> Format:
     return _EXTENSIONS[suffix]
 
 
-def _read_text(path: str) -> str:
+def _read_text(path: str) -> tuple[str, str]:
+    """The file's text and the sha256 of its bytes."""
     try:
         raw = Path(path).read_bytes()
     except FileNotFoundError:
@@ -300,7 +315,7 @@ def _read_text(path: str) -> str:
     # from the same bytes we count lines in.
     body = raw.removeprefix(codecs.BOM_UTF8)
     try:
-        return body.decode("utf-8")
+        return body.decode("utf-8"), hashlib.sha256(raw).hexdigest()
     except UnicodeDecodeError as exc:
         line = body.count(b"\n", 0, exc.start) + 1
         message = f"not UTF-8 (byte {body[exc.start]:#04x}); save the file as UTF-8"

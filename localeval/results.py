@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localeval.backends.base import Fingerprint
+from localeval.dataset import DatasetSource
 from localeval.errors import InputError, first_problem
 from localeval.files import write_text_atomically
 
@@ -102,6 +103,7 @@ class RunReport(BaseModel):
     created_at: str
     localeval_version: str
     config: dict[str, Any] = Field(default_factory=dict)
+    dataset: DatasetSource | None = Field(None, description="The dataset file and its sha256.")
     backend: Fingerprint | None = None
     cases: list[CaseResult]
     summary: list[MetricSummary]

@@ -124,6 +124,7 @@ def evaluate(
         created_at=created_at,
         localeval_version=version("localeval"),
         config=options.config,
+        dataset=dataset.source,
         backend=judge.fingerprint if judge is not None else None,
         cases=cases,
         summary=_summaries(cases, names),
