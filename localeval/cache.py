@@ -4,6 +4,10 @@ The key is a hash of everything that can change a reply: the operation, the
 backend's fingerprint (kind, model file sha256, runtime version, settings) and
 the whole request (messages as rendered text, schema or candidates, max_tokens,
 temperature, seed). Requests that sample without a fixed seed are never cached.
+
+The wrapper also counts what judging cost (calls, hits, tokens), in total and per
+thread: a run reads these for its report. Without a store it caches nothing and
+only counts.
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from localeval.backends.base import (
     Fingerprint,
     JsonReply,
     JsonRequest,
+    Usage,
 )
+from localeval.results import JudgeUsage
 
 #: Bump when the stored reply format changes, so old entries stop matching.
 CACHE_FORMAT = 1
@@ -36,11 +42,20 @@ Reply = TypeVar("Reply", JsonReply, DistributionReply)
 
 @dataclass
 class CacheStats:
-    """Counts since the wrapper was made: answers from disk, and calls that reached the model."""
+    """Counts since the wrapper was made: answers from disk, calls that reached the model, and
+    the tokens of those calls (a hit costs none)."""
 
     hits: int = 0
     model_calls: int = 0
     uncacheable: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def usage(self) -> JudgeUsage:
+        return JudgeUsage(
+            model_calls=self.model_calls, cache_hits=self.hits,
+            prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
+        )
 
 
 def cache_key(operation: str, fingerprint: Fingerprint, request: BaseModel) -> str:
@@ -65,14 +80,14 @@ KEY_LOCKS = 64
 
 
 class CachedBackend:
-    """Wraps a backend; answers repeated deterministic requests from disk.
+    """Wraps a backend; answers repeated deterministic requests from disk (``store``; None: never).
 
     Safe to share between threads: the counts are kept in total and per thread
     (so a runner can say what one metric's result cost), and two threads asking
     the same uncached request wait for one model call instead of making two.
     """
 
-    def __init__(self, backend: Backend, store: diskcache.Cache) -> None:
+    def __init__(self, backend: Backend, store: diskcache.Cache | None) -> None:
         self.backend = backend
         self.store = store
         self.stats = CacheStats()
@@ -94,13 +109,15 @@ class CachedBackend:
         return self.backend.fingerprint
 
     def generate_json(self, request: JsonRequest) -> JsonReply:
-        if not request.deterministic:
+        if self.store is None or not request.deterministic:
             self._count("uncacheable")
-            self._count("model_calls")
-            return self.backend.generate_json(request)
+            return self._called(self.backend.generate_json(request))
         return self._cached("generate_json", request, JsonReply, self.backend.generate_json)
 
     def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
+        if self.store is None:
+            self._count("uncacheable")
+            return self._called(self.backend.candidate_distribution(request))
         return self._cached(
             "candidate_distribution", request, DistributionReply, self.backend.candidate_distribution
         )
@@ -112,14 +129,21 @@ class CachedBackend:
             if stored is not None:
                 self._count("hits")
                 return reply_type.model_validate_json(stored)
-            self._count("model_calls")
-            reply = call(request)
+            reply = self._called(call(request))
             self.store.set(key, reply.model_dump_json())
         return reply
 
-    def _count(self, name: str) -> None:
+    def _called(self, reply: Reply) -> Reply:
+        """Count a call that reached the model, with its tokens."""
+        usage: Usage = reply.usage
+        self._count("model_calls")
+        self._count("prompt_tokens", usage.prompt_tokens)
+        self._count("completion_tokens", usage.completion_tokens)
+        return reply
+
+    def _count(self, name: str, amount: int = 1) -> None:
         with self._lock:
-            setattr(self.stats, name, getattr(self.stats, name) + 1)
+            setattr(self.stats, name, getattr(self.stats, name) + amount)
         if not hasattr(self._local, "stats"):
             self._local.stats = CacheStats()
-        setattr(self._local.stats, name, getattr(self._local.stats, name) + 1)
+        setattr(self._local.stats, name, getattr(self._local.stats, name) + amount)

@@ -246,7 +246,7 @@ def _alignment(method: str, items: list[ItemJudgment], judgments: Judgments) -> 
 
 
 def _item(result: MetricResult, method: str, line: int, human: float, group: Any) -> ItemJudgment:
-    value = None if result.errored else result.details.get("raw_score", result.score)
+    value = None if result.errored else result.raw_score
     if not _is_number(value):
         value = None
     error = result.error or (None if value is not None else "the metric gave no numeric score")

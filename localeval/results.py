@@ -15,7 +15,28 @@ from localeval.errors import InputError, first_problem
 from localeval.files import write_text_atomically
 
 #: The JSON report's format version. Readers refuse versions they do not know.
-REPORT_FORMAT = 1
+#: 2 added MetricResult.raw_score, lower_is_better and usage, RunStats' token counts and
+#: RunReport.dataset; version 1 reports are read and brought up to 2 (:func:`upgrade_v1`).
+REPORT_FORMAT = 2
+READABLE_FORMATS = (1, 2)
+
+
+class JudgeUsage(BaseModel):
+    """What judging cost: calls that reached the model, calls answered by the cache, and the
+    tokens the model read (prompt) and wrote or scored (completion) in the calls it made."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: JudgeUsage) -> JudgeUsage:
+        return JudgeUsage(**{name: getattr(self, name) + getattr(other, name) for name in JudgeUsage.model_fields})
+
+    def __sub__(self, other: JudgeUsage) -> JudgeUsage:
+        return JudgeUsage(**{name: getattr(self, name) - getattr(other, name) for name in JudgeUsage.model_fields})
 
 
 class MetricResult(BaseModel):
@@ -31,12 +52,17 @@ class MetricResult(BaseModel):
     metric: str = Field(description="The metric's name in this run.")
     kind: str = Field(description="The registered metric type, e.g. 'geval'.")
     score: float | None = Field(None, ge=0.0, le=1.0)
+    raw_score: float | None = Field(
+        None, description="The metric's own number before scaling or strict mode (G-Eval: on its score range)."
+    )
     passed: bool | None = None
     threshold: float
+    lower_is_better: bool = Field(False, description="Passes at score <= threshold instead of >=.")
     reason: str = ""
     details: dict[str, Any] = Field(default_factory=dict, description="The evidence.")
     error: str | None = None
     duration_s: float = 0.0
+    usage: JudgeUsage | None = Field(None, description="What this result cost the judge; None when not measured.")
 
     @property
     def errored(self) -> bool:
@@ -87,10 +113,13 @@ class MetricSummary(BaseModel):
 
 
 class RunStats(BaseModel):
-    """What the run cost. Call counts are None when the judge was not behind the cache."""
+    """What the run cost. Counts are None when the run had no judge to count (or, in version 1
+    reports, when the judge was not behind the cache)."""
 
     model_calls: int | None = None
     cache_hits: int | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
     duration_s: float = 0.0
     resumed: int = Field(0, description="Results read back from the run's journal, not computed again.")
 
@@ -135,10 +164,36 @@ class RunReport(BaseModel):
         except json.JSONDecodeError as err:
             raise InputError(f"{path}:{err.lineno}: not JSON ({err.msg})") from err
         version = raw.get("format_version") if isinstance(raw, dict) else None
-        if version != REPORT_FORMAT:
-            raise InputError(f"{path}: report format {version!r} is not {REPORT_FORMAT}")
+        if version not in READABLE_FORMATS:
+            known = " or ".join(map(str, READABLE_FORMATS))
+            raise InputError(f"{path}: report format {version!r} is not {known}")
         try:
-            return cls.model_validate(raw)
+            return cls.model_validate(upgrade_v1(raw) if version == 1 else raw)
         except ValidationError as err:
             where, message = first_problem(err)
             raise InputError(f"{path}: field '{where}': {message}") from err
+
+
+def upgrade_v1(raw: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 report as version 2: what version 2 records as fields, read back from the results.
+
+    Version 1 kept the raw score in ``details["raw_score"]`` (where a metric had one) and did
+    not record the pass rule: it is inferred from a result that shows it (a failure, or a pass
+    off the threshold) and applied to every result of that metric.
+    """
+    cases = [dict(case, results=[dict(r) for r in case.get("results", [])]) for case in raw.get("cases", [])]
+    results = [r for case in cases for r in case["results"]]
+    lower = {r.get("metric") for r in results if _shows_lower_is_better(r)}
+    for result in results:
+        details = dict(result.get("details") or {})
+        result["raw_score"] = details.pop("raw_score", result.get("score"))
+        result["details"] = details
+        result["lower_is_better"] = result.get("metric") in lower
+    return {**raw, "format_version": REPORT_FORMAT, "cases": cases}
+
+
+def _shows_lower_is_better(result: dict[str, Any]) -> bool:
+    score, passed, threshold = result.get("score"), result.get("passed"), result.get("threshold")
+    if score is None or passed is None or threshold is None or score == threshold:
+        return False
+    return (score > threshold) != passed

@@ -43,6 +43,7 @@ from localeval.journal import Journal
 from localeval.metrics.base import Metric
 from localeval.results import (
     CaseResult,
+    JudgeUsage,
     MetricResult,
     MetricSummary,
     RunReport,
@@ -107,6 +108,8 @@ def evaluate(
     options = options or RunOptions()
     events = events or Events()
     check_inputs(dataset, metrics)
+    judge = _metered(judge)
+    before = judge.stats.usage() if judge is not None else None
     start = time.perf_counter()
     run_id, created_at = _identity(journal)
     done: Done = dict(journal.done) if journal is not None else {}
@@ -128,7 +131,7 @@ def evaluate(
         backend=judge.fingerprint if judge is not None else None,
         cases=cases,
         summary=_summaries(cases, names),
-        stats=_stats(judge, time.perf_counter() - start, resumed=total - len(tasks)),
+        stats=_stats(judge, before, time.perf_counter() - start, resumed=total - len(tasks)),
     )
     events.emit(RunFinished(run_id, report.stats.duration_s, report))
     return report
@@ -137,7 +140,7 @@ def evaluate(
 class _Execution:
     """The measuring part of one run: a task in, a result recorded, journaled and announced."""
 
-    def __init__(self, cases: Sequence[TestCase], metrics: Sequence[Metric], judge: Backend | None,
+    def __init__(self, cases: Sequence[TestCase], metrics: Sequence[Metric], judge: CachedBackend | None,
                  events: Events, journal: Journal | None, done: Done) -> None:
         self.cases, self.metrics, self.judge = cases, metrics, judge
         self.events, self.journal, self.done = events, journal, done
@@ -182,13 +185,15 @@ class _Execution:
         """The result of one task, as the event that announces it (not yet sent)."""
         metric, case = self.metrics[task.metric], self.cases[task.case]
         self.events.emit(MetricStarted(task.case, metric.display_name))
-        before = _thread_stats(self.judge)
+        before = _thread_usage(self.judge)
         try:
             result = metric.measure(case, self.judge)
         except Exception as err:  # noqa: BLE001 -- a bug in a metric (a user's, say) is that case's error, not the run's end
             result = _unexpected(metric, err)
-        after = _thread_stats(self.judge)
-        return MetricFinished(task.case, result, result.duration_s, after[0] - before[0], after[1] - before[1])
+        if self.judge is not None:
+            result = result.model_copy(update={"usage": _thread_usage(self.judge) - before})
+        usage = result.usage or JudgeUsage()
+        return MetricFinished(task.case, result, result.duration_s, usage.model_calls, usage.cache_hits)
 
     def _record(self, finished: MetricFinished) -> bool:
         """Journal the result, keep it, then announce it; True when it is an error."""
@@ -208,11 +213,15 @@ def _unexpected(metric: Metric, err: Exception) -> MetricResult:
     )
 
 
-def _thread_stats(judge: Backend | None) -> tuple[int, int]:
-    if isinstance(judge, CachedBackend):
-        stats = judge.thread_stats()
-        return stats.model_calls, stats.hits
-    return 0, 0
+def _metered(judge: Backend | None) -> CachedBackend | None:
+    """The judge behind a counting wrapper (the cache is one; a judge without it gets one that caches nothing)."""
+    if judge is None or isinstance(judge, CachedBackend):
+        return judge
+    return CachedBackend(judge, None)
+
+
+def _thread_usage(judge: CachedBackend | None) -> JudgeUsage:
+    return judge.thread_stats().usage() if judge is not None else JudgeUsage()
 
 
 def _workers(options: RunOptions, judge: Backend | None) -> int:
@@ -271,9 +280,11 @@ def _prepared(metric: Metric, judge: Backend | None) -> Metric:
         return metric
 
 
-def _stats(judge: Backend | None, duration: float, resumed: int) -> RunStats:
-    if isinstance(judge, CachedBackend):
-        return RunStats(
-            model_calls=judge.stats.model_calls, cache_hits=judge.stats.hits, duration_s=duration, resumed=resumed
-        )
-    return RunStats(duration_s=duration, resumed=resumed)
+def _stats(judge: CachedBackend | None, before: JudgeUsage | None, duration: float, resumed: int) -> RunStats:
+    if judge is None or before is None:
+        return RunStats(duration_s=duration, resumed=resumed)
+    used = judge.stats.usage() - before
+    return RunStats(
+        model_calls=used.model_calls, cache_hits=used.cache_hits, prompt_tokens=used.prompt_tokens,
+        completion_tokens=used.completion_tokens, duration_s=duration, resumed=resumed,
+    )

@@ -19,6 +19,9 @@ Whether a result passed is the metric's verdict (``MetricResult.passed``), so a
 metric where lower is better (hallucination) passes at ``score <= threshold``.
 A metric that could not score (``MetricResult.error``) meets no expectation.
 
+:class:`ScriptedJudge` answers from canned replies, to unit-test your own metrics
+without a model (see :mod:`localeval.scripted`).
+
 Importing this module does not import pytest; :func:`cases` does, when called.
 """
 
@@ -38,12 +41,15 @@ from localeval.dataset import Dataset, Format, UnknownFields
 from localeval.errors import BackendError, PromptError
 from localeval.metrics.base import Metric
 from localeval.results import MetricResult
+from localeval.scripted import ScriptedJudge, ScriptExhausted
 
 if TYPE_CHECKING:
     from _pytest.mark.structures import ParameterSet
 
 __all__ = [
     "Expect",
+    "ScriptExhausted",
+    "ScriptedJudge",
     "assert_evaluation",
     "assert_fails",
     "assert_passes",

@@ -13,8 +13,8 @@ from servers import PROBE_OK, FakeServer, fake_backend, legacy_completion, token
 
 from localeval.backends import make_backend
 from localeval.backends.base import DistributionRequest, Message
-from localeval.backends.openai_shapes import completion_tokens
 from localeval.backends.chat import CHATML, JinjaChatFormat
+from localeval.backends.openai_shapes import completion_tokens
 from localeval.errors import BackendError, ConfigError
 
 GRADE = (Message(role="system", content="Grade."), Message(role="user", content="2+2=4. Score 1-5."))

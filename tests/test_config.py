@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from localeval.cli.session import settings_from_cli
 from localeval.config import RunConfig
 from localeval.errors import ConfigError, UnknownMetric
 from localeval.metrics import ExactMatch, GEval
-from localeval.cli.session import settings_from_cli
 
 
 def write(path: Path, text: str) -> Path:

@@ -71,7 +71,7 @@ def test_the_example_scores_every_case_without_an_error(llama_backend: Any, tmp_
         [result] = case.results
         assert result.score is not None
         calls += check_path(result.details["path"], result.score) + 1  # and the reason
-        assert result.details["raw_score"] == result.score
+        assert result.raw_score == result.score
         assert result.passed is (result.score >= 0.5)
         assert result.reason.strip() or "reason_error" in result.details
     # Two cases whose headings read the same ask the same judgement: the cache answers the second.

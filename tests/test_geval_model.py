@@ -28,8 +28,8 @@ def test_logprobs_scores_are_fractional_with_their_covered_mass(llama_backend):
     assert 0.1 <= details["covered_mass"] <= 1.0
     assert sum(details["distribution"].values()) == pytest.approx(1.0, abs=1e-12)
     expected = sum(int(s) * p for s, p in details["distribution"].items())
-    assert details["raw_score"] == pytest.approx(expected, rel=1e-12)
-    assert details["raw_score"] != round(details["raw_score"])  # a weighted score, not an integer
+    assert result.raw_score == pytest.approx(expected, rel=1e-12)
+    assert result.raw_score != round(result.raw_score)  # a weighted score, not an integer
     assert result.score == pytest.approx((expected - 1) / 4, rel=1e-12)
 
 
@@ -39,7 +39,7 @@ def test_top_is_the_argmax_of_the_same_distribution(llama_backend):
     assert top.details["distribution"] == weighted.details["distribution"]
     dist = weighted.details["distribution"]
     argmax = max(dist, key=dist.__getitem__)
-    assert top.details["raw_score"] == float(argmax)
+    assert top.raw_score == float(argmax)
     assert top.score == pytest.approx((int(argmax) - 1) / 4)
 
 
@@ -58,7 +58,7 @@ def test_sampling_scores_with_seeded_samples(llama_backend):
     assert first.error is None
     samples = first.details["samples"]
     assert len(samples) == 6 and all(s in (1, 2, 3) for s in samples)
-    assert first.details["raw_score"] == pytest.approx(sum(samples) / 6)
+    assert first.raw_score == pytest.approx(sum(samples) / 6)
     assert again.details["samples"] == samples  # fixed seeds: reproducible
 
 

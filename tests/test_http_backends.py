@@ -34,12 +34,12 @@ from servers import (
 
 from localeval.backends import make_backend
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
+from localeval.backends.chat import CHATML, JinjaChatFormat
 from localeval.backends.http import HttpStatusError
 from localeval.backends.ollama import OllamaBackend
 from localeval.backends.openai_compat import OpenAICompatBackend
 from localeval.cache import cache_key
 from localeval.case import TestCase
-from localeval.backends.chat import CHATML, JinjaChatFormat
 from localeval.dataset import Dataset
 from localeval.errors import (
     BackendError,

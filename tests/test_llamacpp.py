@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
-from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions, json_grammar
 from localeval.backends.chat import PlainFormat, chat_format_for
+from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions, json_grammar
 from localeval.errors import BackendError, TruncatedOutput
 
 pytestmark = pytest.mark.model

@@ -16,9 +16,9 @@ import pytest
 from rich.console import Console
 from scripted import ScriptedBackend
 
-from localeval.cli import session
 from localeval.backends.base import DistributionRequest
 from localeval.case import TestCase
+from localeval.cli import session
 from localeval.dataset import read_records
 from localeval.errors import BackendError, ConfigError, DatasetError
 from localeval.metaeval import JudgmentSpec, load_judgments, meta_evaluate, metric_variants
@@ -400,9 +400,9 @@ def test_output_length_counts_words_and_always_passes():
     metric = build_metric("output_length", {"max_words": 4})
     assert isinstance(metric, OutputLength)
     short = metric.measure(TestCase(input="q", actual_output=" two\twords\n"))
-    assert (short.score, short.passed, short.details["raw_score"]) == (0.5, True, 2)
+    assert (short.score, short.passed, short.raw_score) == (0.5, True, 2)
     long = metric.measure(TestCase(input="q", actual_output="one two three four five six"))
-    assert (long.score, long.passed, long.details["raw_score"]) == (1.0, True, 6)
+    assert (long.score, long.passed, long.raw_score) == (1.0, True, 6)
     assert OutputLength().threshold == 0.0 and OutputLength().max_words == 1000
     empty = metric.measure(TestCase(input="q", actual_output=""))
     assert empty.errored and "actual_output" in (empty.error or "")

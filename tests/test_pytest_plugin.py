@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+import localeval.cli.session
+
 # Imported here so that pytester's restore of sys.modules after an in-process run
 # keeps them (it removes what an inner run imported first).
 import localeval.judge
 import localeval.pytest_plugin
-import localeval.cli.session
 import localeval.testing  # noqa: F401
 from localeval.paths import Paths
 

@@ -20,7 +20,7 @@ from localeval.reports import (
     render_html,
     write_reports,
 )
-from localeval.reports.rules import failure_message, metric_rule, pass_rule
+from localeval.reports.rules import failure_message, pass_rule
 from localeval.reports.svg import bin_counts, histogram
 from localeval.results import (
     CaseResult,
@@ -66,7 +66,8 @@ DAG_DETAILS = {
 def mr(metric: str, kind: str, score: float | None, passed: bool | None, *, threshold: float = 0.5,
        reason: str = "", details: dict | None = None, error: str | None = None) -> MetricResult:
     return MetricResult(metric=metric, kind=kind, score=score, passed=passed, threshold=threshold,
-                        reason=reason, details=details or {}, error=error, duration_s=0.25)
+                        reason=reason, details=details or {}, error=error, duration_s=0.25,
+                        lower_is_better=kind == "hallucination")
 
 
 def sample_report() -> RunReport:
@@ -110,24 +111,16 @@ def sample_report() -> RunReport:
 # --- pass rules and charts --------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("score", "passed", "rule"),
-    [(0.7, True, ">="), (0.3, False, ">="), (0.3, True, "<="), (0.7, False, "<="), (0.5, True, None)],
-)
-def test_pass_rule_is_read_from_the_result(score: float, passed: bool, rule: str | None) -> None:
-    assert pass_rule(mr("m", "k", score, passed)) == rule
-
-
-def test_pass_rule_of_an_errored_result_is_unknown() -> None:
-    errored = mr("m", "k", None, None, error="BackendError: down")
-    assert pass_rule(errored) is None
-    assert metric_rule([errored, mr("m", "k", 0.5, True), mr("m", "k", 0.2, True)]) == "<="
-    assert metric_rule([errored]) is None
+def test_pass_rule_is_the_results_own() -> None:
+    assert pass_rule(mr("m", "k", 0.5, True)) == ">="
+    assert pass_rule(mr("m", "k", 0.5, True).model_copy(update={"lower_is_better": True})) == "<="
+    assert pass_rule(mr("m", "k", None, None, error="BackendError: down")) == ">="
 
 
 def test_failure_messages_state_score_threshold_and_rule() -> None:
     assert failure_message(mr("m", "k", 0.31, False)) == "score 0.31 < threshold 0.5 (passes at score >= threshold)"
-    assert failure_message(mr("m", "k", 0.75, False)) == "score 0.75 > threshold 0.5 (passes at score <= threshold)"
+    lower = mr("m", "k", 0.75, False).model_copy(update={"lower_is_better": True})
+    assert failure_message(lower) == "score 0.75 > threshold 0.5 (passes at score <= threshold)"
 
 
 def test_bin_counts_put_each_score_in_its_tenth_and_one_in_the_last() -> None:
@@ -188,7 +181,7 @@ def test_html_header_names_the_run_and_the_backend(page: str) -> None:
 
 def test_html_summary_has_a_histogram_per_metric_and_the_rule(page: str) -> None:
     assert page.count('aria-label="score histogram') == 4
-    assert "passes at score ≤ 0.5" in page  # hallucination, read from its results
+    assert "passes at score ≤ 0.5" in page  # hallucination: lower is better
     assert page.count("passes at score ≥ 0.5") == 3
 
 

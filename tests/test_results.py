@@ -112,7 +112,7 @@ def test_report_format_version_comes_first(tmp_path: Path) -> None:
     sample_report().save(path)
     raw = json.loads(path.read_text(encoding="utf-8"))
     assert next(iter(raw)) == "format_version"
-    assert raw["format_version"] == REPORT_FORMAT == 1
+    assert raw["format_version"] == REPORT_FORMAT == 2
 
 
 def test_report_flags() -> None:
@@ -124,17 +124,17 @@ def test_report_flags() -> None:
 def test_loading_another_format_version_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
     raw = json.loads(sample_report().model_dump_json())
-    raw["format_version"] = 2
+    raw["format_version"] = 3
     path.write_text(json.dumps(raw), encoding="utf-8")
     with pytest.raises(InputError) as info:
         RunReport.load(path)
-    assert str(info.value) == f"{path}: report format 2 is not 1"
+    assert str(info.value) == f"{path}: report format 3 is not 1 or 2"
 
 
 def test_loading_a_report_without_a_version_is_an_input_error(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
     path.write_text("[1, 2]", encoding="utf-8")
-    with pytest.raises(InputError, match="report format None is not 1"):
+    with pytest.raises(InputError, match="report format None is not 1 or 2"):
         RunReport.load(path)
 
 
@@ -241,3 +241,34 @@ def test_check_inputs_rejects_two_metrics_with_one_name() -> None:
 def test_check_inputs_a_default_name_counts_too() -> None:
     with pytest.raises(ConfigError, match="two metrics are named 'exact_match'"):
         check_inputs(Dataset.from_cases([]), [ExactMatch(), ExactMatch(name="exact_match")])
+
+
+# -- version 1 reports ---------------------------------------------------------------------
+
+V1_REPORT = Path(__file__).parent / "data" / "report-v1" / "report.json"
+
+
+def test_a_version_1_report_is_read_as_version_2() -> None:
+    raw = json.loads(V1_REPORT.read_text(encoding="utf-8"))
+    assert raw["format_version"] == 1
+    report = RunReport.load(V1_REPORT)
+    assert report.format_version == REPORT_FORMAT == 2
+    by_metric = {(c.name, r.metric): r for c in report.cases for r in c.results}
+    # hallucination failed at 0.5 > 0.3: the rule is read from that failure, for both its results
+    assert [by_metric[(n, "hallucination")].lower_is_better for n in ("paris", "lyon")] == [True, True]
+    assert [by_metric[(n, "exact_match")].lower_is_better for n in ("paris", "lyon")] == [False, False]
+    lyon = by_metric[("lyon", "hallucination")]
+    assert (lyon.score, lyon.raw_score, lyon.passed) == (0.5, 0.5, False)
+    assert "raw_score" not in lyon.details and lyon.details["counts"] == {"agrees": 1, "contradicts": 1}
+    assert lyon.usage is None  # version 1 did not measure it
+    assert report.dataset is None
+    # what version 1 had is all still there
+    v1_results = [r for c in raw["cases"] for r in c["results"]]
+    assert [r.score for c in report.cases for r in c.results] == [r["score"] for r in v1_results]
+
+
+def test_an_upgraded_report_saves_as_version_2_and_loads_equal(tmp_path: Path) -> None:
+    report = RunReport.load(V1_REPORT)
+    report.save(tmp_path / "report.json")
+    assert json.loads((tmp_path / "report.json").read_text())["format_version"] == 2
+    assert RunReport.load(tmp_path / "report.json") == report

@@ -10,7 +10,7 @@ from typing import ClassVar
 import pytest
 from scripted import FULL_CAPABILITIES, ScriptedBackend
 
-from localeval.backends.base import Capabilities
+from localeval.backends.base import Capabilities, Usage
 from localeval.cache import CachedBackend, open_cache
 from localeval.case import TestCase
 from localeval.dataset import Dataset
@@ -19,6 +19,7 @@ from localeval.events import Events, MetricFinished, MetricStarted, RunFinished,
 from localeval.journal import Journal, JournalHeader
 from localeval.metrics import GEval
 from localeval.metrics.base import Metric, Verdict
+from localeval.results import JudgeUsage
 from localeval.runner import RunInterrupted, RunOptions, evaluate
 from localeval.schedule import Task, plan
 
@@ -197,6 +198,30 @@ def test_events_in_order_with_each_results_cost(tmp_path) -> None:
     costs = [(e.model_calls, e.cache_hits) for e in seen if isinstance(e, MetricFinished)]
     assert costs == [(1, 0), (0, 1)]
     assert seen[-1].report.stats.model_calls == 1
+
+
+def test_each_result_and_the_run_count_the_judges_tokens_with_or_without_a_cache(tmp_path) -> None:
+    """A result's usage is what its calls cost; a cache hit costs no tokens; the run adds them up,
+    its preparation (G-Eval's steps) included."""
+    cases = Dataset.from_cases([TestCase(input="q", actual_output="a")] * 2)
+    metric = GEval(criteria="c", score_range=(1, 2), include_reason=False)
+    scripted = {"json_values": [{"steps": ["s"]}], "usage": Usage(prompt_tokens=100, completion_tokens=3)}
+    distribution = {"1": math.log(0.25), "2": math.log(0.75)}
+
+    bare = evaluate(cases, [metric], ScriptedBackend(logprobs=[distribution] * 2, **scripted),
+                    options=RunOptions(order="input"))
+    usage = [c.results[0].usage for c in bare.cases]
+    assert usage == [JudgeUsage(model_calls=1, prompt_tokens=100, completion_tokens=3)] * 2
+    stats = bare.stats
+    assert (stats.model_calls, stats.cache_hits, stats.prompt_tokens, stats.completion_tokens) == (3, 0, 300, 9)
+
+    with open_cache(tmp_path / "cache") as store:
+        cached = CachedBackend(ScriptedBackend(logprobs=[distribution], **scripted), store)
+        report = evaluate(cases, [metric], cached, options=RunOptions(order="input"))
+    usage = [c.results[0].usage for c in report.cases]
+    assert usage == [JudgeUsage(model_calls=1, prompt_tokens=100, completion_tokens=3), JudgeUsage(cache_hits=1)]
+    stats = report.stats
+    assert (stats.model_calls, stats.cache_hits, stats.prompt_tokens, stats.completion_tokens) == (2, 1, 200, 6)
 
 
 def test_a_listener_may_unsubscribe_and_subscribe() -> None:

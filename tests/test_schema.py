@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from localeval.errors import SchemaViolation
 from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, check_schema, parse_reply
+from localeval.errors import SchemaViolation
 
 NESTED: dict[str, Any] = {
     "type": "object",
@@ -174,8 +174,8 @@ def test_parse_reply_enforces_max_items() -> None:
 
 def test_checked_reply_refuses_a_cut_off_reply_before_parsing_it() -> None:
     from localeval.backends.base import Usage
-    from localeval.errors import TruncatedOutput
     from localeval.backends.schema import checked_reply
+    from localeval.errors import TruncatedOutput
 
     usage = Usage(prompt_tokens=10, completion_tokens=7)
     with pytest.raises(TruncatedOutput, match=r"^generation stopped by 'length' after 7 tokens \(max_tokens=7\)$"):

@@ -9,13 +9,15 @@ from pathlib import Path
 import pytest
 from scripted import ScriptedBackend
 
-from localeval.backends.base import Fingerprint
+from localeval.backends.base import Fingerprint, JsonRequest, Message
 from localeval.case import TestCase
 from localeval.errors import DatasetError, SchemaViolation
-from localeval.metrics import ExactMatch, GEval, Hallucination
+from localeval.metrics import ExactMatch, GEval, Hallucination, Verdict, metric
 from localeval.metrics.length import OutputLength
 from localeval.testing import (
     Expect,
+    ScriptedJudge,
+    ScriptExhausted,
     assert_evaluation,
     assert_fails,
     assert_passes,
@@ -312,3 +314,27 @@ def test_cases_errors_name_the_file_and_line(tmp_path: Path) -> None:
     data.write_text('{"input": "a"}\n{"input": "b", "answer": "c"}\n')
     with pytest.raises(DatasetError, match=r"qa\.jsonl:2: field 'answer': not a test-case field"):
         cases(data)
+
+
+# -- the scripted judge is public --------------------------------------------------------------
+
+
+def test_a_user_tests_their_own_metric_with_the_public_scripted_judge() -> None:
+    """docs/pytest.md's example, with a metric written as a user would."""
+    @metric("yes_share", required=("actual_output",))
+    def yes_share(case: TestCase, judge) -> Verdict:
+        schema = {"type": "object", "properties": {"verdicts": {"type": "array", "items": {"enum": ["yes", "no"]}}},
+                  "required": ["verdicts"]}
+        messages = (Message(role="user", content=f"Judge each sentence: {case.actual_output}"),)
+        verdicts = judge.generate_json(JsonRequest(messages=messages, json_schema=schema)).value["verdicts"]
+        return Verdict(score=verdicts.count("yes") / len(verdicts), reason=f"{len(verdicts)} verdicts")
+
+    judge = ScriptedJudge(json_values=[{"verdicts": ["yes", "no", "yes"]}, {"verdicts": ["maybe"]}])
+    case = TestCase(input="q", actual_output="a. b. c.")
+    result = yes_share().measure(case, judge)
+    assert result.score == pytest.approx(2 / 3, rel=1e-12)
+    assert judge.requests[0].messages[-1].content == "Judge each sentence: a. b. c."
+    refused = yes_share().measure(case, judge)  # "maybe" breaks the schema, as it would in production
+    assert refused.error is not None and refused.error.startswith("SchemaViolation")
+    with pytest.raises(ScriptExhausted):
+        judge.generate_json(judge.requests[0])

@@ -25,11 +25,11 @@ from localeval.backends.base import (
     JsonRequest,
     Usage,
 )
-from localeval.catalog import ModelSpec, file_sha256
 from localeval.backends.chat import ChatFormat, chat_format_for
+from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
+from localeval.catalog import ModelSpec, file_sha256
 from localeval.distribution import exclusive_logprobs, renormalize
 from localeval.errors import BackendError, BackendUnavailable, CandidateError
-from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
 
 
 class LlamaCppOptions(BaseModel):

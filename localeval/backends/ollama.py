@@ -40,8 +40,8 @@ from localeval.backends.scan import (
     read_distribution,
     require_single_characters,
 )
-from localeval.errors import BackendError, BackendUnavailable
 from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
+from localeval.errors import BackendError, BackendUnavailable
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 #: The first Ollama release that returns log-probabilities.

@@ -34,6 +34,7 @@ from localeval.backends.base import (
     JsonReply,
     JsonRequest,
 )
+from localeval.backends.chat import JinjaChatFormat
 from localeval.backends.completions import (
     completion_body,
     completion_chat_format,
@@ -63,10 +64,9 @@ from localeval.backends.scan import (
     read_distribution,
     require_single_characters,
 )
-from localeval.catalog import file_sha256
-from localeval.backends.chat import JinjaChatFormat
-from localeval.errors import BackendError, BackendUnavailable, ConfigError
 from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
+from localeval.catalog import file_sha256
+from localeval.errors import BackendError, BackendUnavailable, ConfigError
 
 StructuredOutput = Literal["auto", "json_schema", "json_object"]
 

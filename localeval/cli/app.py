@@ -152,9 +152,9 @@ def compare(
     Exit codes: 0 no regression; 1 a result went from pass to fail, or from scored
     to error; 2 bad usage or input.
     """
+    from localeval.cli.runs import load_report
     from localeval.reports import compare as compare_runs
     from localeval.reports import print_comparison
-    from localeval.cli.runs import load_report
 
     runs = _paths().runs
     comparison = compare_runs(load_report(before, runs), load_report(after, runs), tolerance=tolerance)

@@ -19,7 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from localeval.events import Event, Listener, MetricFinished, RunStarted
-from localeval.results import MetricResult, RunReport
+from localeval.results import MetricResult, RunReport, RunStats
 
 if TYPE_CHECKING:
     from localeval.alignment import Correlations
@@ -76,8 +76,17 @@ def print_report(console: Console, report: RunReport) -> None:
     console.print(table)
     console.print(_summary_table(report))
     stats = report.stats
-    calls = "" if stats.model_calls is None else f", {stats.model_calls} model calls, {stats.cache_hits} from cache"
-    console.print(f"{len(report.cases)} cases in {stats.duration_s:.1f} s{calls}.")
+    console.print(f"{len(report.cases)} cases in {stats.duration_s:.1f} s{_cost(stats)}.", soft_wrap=True)
+
+
+def _cost(stats: RunStats) -> str:
+    """What the judge did: ", 25 model calls, 0 from cache, 6120 prompt + 410 completion tokens"."""
+    if stats.model_calls is None:
+        return ""
+    tokens = "" if stats.prompt_tokens is None else (
+        f", {stats.prompt_tokens} prompt + {stats.completion_tokens} completion tokens"
+    )
+    return f", {stats.model_calls} model calls, {stats.cache_hits} from cache{tokens}"
 
 
 def _cell(result: MetricResult) -> str:

@@ -12,7 +12,6 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 
-from localeval.config import BackendConfig, CacheConfig, RunConfig
 from localeval.cli.console import (
     print_alignment,
     print_errors,
@@ -20,6 +19,8 @@ from localeval.cli.console import (
     print_report,
     progress_bar,
 )
+from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
+from localeval.config import BackendConfig, CacheConfig, RunConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError, first_problem
 from localeval.events import Events
@@ -36,7 +37,6 @@ from localeval.paths import Paths
 from localeval.reports import write_reports
 from localeval.results import RunReport
 from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
-from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
 from localeval.schedule import Order
 
 EXIT_OK, EXIT_FAILED, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 3, 130

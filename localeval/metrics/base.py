@@ -22,7 +22,11 @@ from localeval.results import MetricResult
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a metric's scoring step returns: a score in [0, 1], a reason, the evidence."""
+    """What a metric's scoring step returns: a score in [0, 1], a reason, the evidence.
+
+    ``details["raw_score"]``, when a metric puts it there, is its own number before
+    scaling or strict mode; the result carries it as ``MetricResult.raw_score``.
+    """
 
     score: float
     reason: str
@@ -118,11 +122,14 @@ class Metric(BaseModel):
         except (MetricInputError, BackendError, PromptError, ScoreError, PartFailed) as err:
             details = err.details if isinstance(err, PartFailed) else {}
             return self._result(error=f"{type(err).__name__}: {err}", details=details, start=start)
+        details = dict(verdict.details)
+        raw = details.pop("raw_score", verdict.score)
         return self._result(
             score=verdict.score,
+            raw_score=raw,
             passed=self.passes(verdict.score),
             reason=verdict.reason,
-            details=verdict.details,
+            details=details,
             start=start,
         )
 
@@ -137,6 +144,7 @@ class Metric(BaseModel):
             metric=self.display_name,
             kind=self.kind,
             threshold=self.threshold,
+            lower_is_better=self.lower_is_better,
             duration_s=time.perf_counter() - start,
             **fields,
         )

@@ -104,11 +104,7 @@ def _input_value(value: Any) -> str:
 def _result(result: MetricResult) -> str:
     word = verdict_word(result)
     facts = [("score", f"{result.score:.4g}")] if result.score is not None else []
-    rule = pass_rule(result)
-    if rule is None:
-        facts.append(("threshold", f"{result.threshold:g}"))
-    else:
-        facts.append(("passes at", f"score {_SYMBOL[rule]} {result.threshold:g}"))
+    facts.append(("passes at", f"score {_SYMBOL[pass_rule(result)]} {result.threshold:g}"))
     facts.append(("took", _duration(result.duration_s)))
     dl = "".join(f"<div><dt>{k}</dt><dd>{escape(v)}</dd></div>" for k, v in facts)
     kind = f' <span class="kind">{escape(result.kind)}</span>' if result.kind != result.metric else ""

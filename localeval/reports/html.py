@@ -15,7 +15,7 @@ from importlib.resources import files
 from string import Template
 
 from localeval.reports.cases_html import render_cases
-from localeval.reports.rules import metric_rule
+from localeval.reports.rules import pass_rule
 from localeval.reports.svg import histogram
 from localeval.results import MetricResult, MetricSummary, RunReport
 
@@ -50,6 +50,10 @@ def _header(report: RunReport) -> str:
         facts.append(("model calls", str(stats.model_calls)))
     if stats.cache_hits is not None:
         facts.append(("cache hits", str(stats.cache_hits)))
+    if stats.prompt_tokens is not None:
+        facts.append(("tokens", f"{stats.prompt_tokens} prompt, {stats.completion_tokens} completion"))
+    if report.dataset is not None:
+        facts += [("dataset", report.dataset.path), ("dataset sha256", report.dataset.sha256)]
     if stats.resumed:
         facts.append(("resumed", f"{stats.resumed} results"))
     backend = report.backend
@@ -77,7 +81,7 @@ def _card(summary: MetricSummary, results: list[MetricResult]) -> str:
     kinds = sorted({r.kind for r in results} - {summary.metric})
     kind = f' <span class="kind">{escape(", ".join(kinds))}</span>' if kinds else ""
     threshold = results[0].threshold if results else None
-    rule = metric_rule(results) or ">="  # the Metric default, when no result shows the rule
+    rule = pass_rule(results[0]) if results else ">="
     scores = [r.score for r in results if r.score is not None]
     rate = "–" if summary.pass_rate is None else f"{summary.pass_rate:.0%}"
     mean = "–" if summary.mean_score is None else f"{summary.mean_score:.3f}"

@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from localeval.errors import InputError, first_problem
-from localeval.results import CaseResult, RunReport
+from localeval.results import CaseResult
 
 
 def cases_jsonl(cases: Iterable[CaseResult]) -> str:

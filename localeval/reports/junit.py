@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from localeval.reports.rules import case_label, failure_message
+from localeval.reports.rules import case_label, failure_message, pass_rule
 from localeval.results import CaseResult, MetricResult, RunReport
 
 # Characters XML 1.0 cannot hold at all, not even escaped; a judge's reply may contain them.
@@ -61,12 +61,20 @@ def _suite(report: RunReport, metric: str, pairs: list[tuple[CaseResult, MetricR
         ("model_sha256", backend.model_sha256 if backend else None),
         ("metric_kind", results[0].kind if results else None),
         ("threshold", f"{results[0].threshold:g}" if results else None),
+        ("passes_at", f"score {pass_rule(results[0])} threshold" if results else None),
+        ("dataset_sha256", report.dataset.sha256 if report.dataset else None),
+        ("prompt_tokens", str(_tokens(results, "prompt_tokens"))),
+        ("completion_tokens", str(_tokens(results, "completion_tokens"))),
     ):
         if value is not None:
             ET.SubElement(properties, "property", name=name, value=_clean(value))
     for case, result in pairs:
         suite.append(_testcase(case, result))
     return suite
+
+
+def _tokens(results: list[MetricResult], name: str) -> int:
+    return sum(getattr(r.usage, name) for r in results if r.usage is not None)
 
 
 def _testcase(case: CaseResult, result: MetricResult) -> ET.Element:
