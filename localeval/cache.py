@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import diskcache
 from pydantic import BaseModel
@@ -122,15 +123,20 @@ class CachedBackend:
             "candidate_distribution", request, DistributionReply, self.backend.candidate_distribution
         )
 
-    def _cached(self, operation, request, reply_type: type[Reply], call) -> Reply:  # type: ignore[no-untyped-def]
+    def _cached(
+        self, operation: str, request: BaseModel, reply_type: type[Reply], call: Callable[[Any], Reply]
+    ) -> Reply:
+        store = self.store
+        if store is None:  # callers check; this keeps the type checker sure of it
+            return self._called(call(request))
         key = cache_key(operation, self.fingerprint, request)
         with self._key_locks[int(key[:8], 16) % KEY_LOCKS]:
-            stored = self.store.get(key)
+            stored = store.get(key)
             if stored is not None:
                 self._count("hits")
                 return reply_type.model_validate_json(stored)
             reply = self._called(call(request))
-            self.store.set(key, reply.model_dump_json())
+            store.set(key, reply.model_dump_json())
         return reply
 
     def _called(self, reply: Reply) -> Reply:

@@ -98,12 +98,12 @@ class ModelCatalog:
             path = path.resolve()
             return ModelSpec(name=path.stem, file=path.name, path=path), path
         spec = self.get(name_or_path) if name_or_path else self.default()
-        path = self.locate(spec)
-        if path is None:
+        located = self.locate(spec)
+        if located is None:
             raise ModelNotFound(
                 f"model '{spec.name}' is not on this machine; run `localeval models pull {spec.name}`"
             )
-        return spec, path
+        return spec, located
 
     def register(self, name: str, path: Path, chat_template: ChatTemplateKind = "gguf") -> ModelSpec:
         """Add a local GGUF file (for example one Ollama downloaded) under ``name``."""

@@ -78,7 +78,7 @@ class PromptTemplate:
         if rendered[-1][0] == "assistant":
             # The prefill keeps its trailing space: it decides what the next token is.
             prefill = rendered.pop()[1].rstrip("\n")
-        messages = tuple(Message(role=role, content=body.strip()) for role, body in rendered)
+        messages = tuple(Message.model_validate({"role": role, "content": body.strip()}) for role, body in rendered)
         if not messages:
             raise PromptError(f"{self.source}: the prompt has no message before the prefill")
         return RenderedPrompt(messages, prefill)

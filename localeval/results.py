@@ -196,4 +196,4 @@ def _shows_lower_is_better(result: dict[str, Any]) -> bool:
     score, passed, threshold = result.get("score"), result.get("passed"), result.get("threshold")
     if score is None or passed is None or threshold is None or score == threshold:
         return False
-    return (score > threshold) != passed
+    return bool((score > threshold) != passed)

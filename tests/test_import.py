@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -71,3 +72,23 @@ def test_importing_localeval_has_no_side_effects(tmp_path: Path, layout: str) ->
     # The walk really reached the submodules (a broken walk would pass vacuously).
     for name in ("localeval.cli", "localeval.config", "localeval.backends.llamacpp", "localeval.metrics.geval"):
         assert name in imported
+
+
+def test_the_two_lists_of_public_names_agree() -> None:
+    """localeval/__init__.py names each public name twice: imported for type checkers, and in
+    _EXPORTS for the lazy import at run time. Both must list the same names from the same modules."""
+    import ast
+
+    import localeval
+
+    tree = ast.parse(Path(localeval.__file__).read_text(encoding="utf-8"))
+    [checking] = [n for n in tree.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]
+    imported = {
+        alias.asname or alias.name: node.module
+        for node in checking.body if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == localeval._EXPORTS
+    assert localeval.__all__ == sorted(imported)
+    for name, module in imported.items():  # and each really is there
+        assert getattr(importlib.import_module(module), name) is getattr(localeval, name)

@@ -82,8 +82,8 @@ class Composite(Metric):
         failed = next((r for r in results if r.errored), None)
         if failed is not None:
             raise PartFailed(f"part '{failed.metric}' could not score: {failed.error}", details)
-        oriented = [1.0 - r.score if m.lower_is_better else r.score  # type: ignore[operator]
-                    for m, r in zip(self.metrics, results)]
+        scores = [r.score for r in results if r.score is not None]  # none is None: none errored
+        oriented = [1.0 - s if m.lower_is_better else s for m, s in zip(self.metrics, scores)]
         score = combine(self.aggregate, oriented, self.weights)
         parts = ", ".join(f"{r.metric} {r.score:.2f}" for r in results)
         return Verdict(score=score, reason=f"{self.aggregate} of {parts}", details=details)

@@ -14,7 +14,7 @@ from typing import Any
 
 @cache
 def _segmenter() -> Any:
-    import pysbd  # type: ignore[import-untyped]  # imported here: its rules compile at first use
+    import pysbd  # imported here: its rules compile at first use
 
     return pysbd.Segmenter(language="en", clean=False)
 
