@@ -133,7 +133,8 @@ class RunReport(BaseModel):
     localeval_version: str
     config: dict[str, Any] = Field(default_factory=dict)
     dataset: DatasetSource | None = Field(None, description="The dataset file and its sha256.")
-    backend: Fingerprint | None = None
+    backend: Fingerprint | None = Field(None, description="The default judge ([backend]).")
+    judges: dict[str, Fingerprint] = Field(default_factory=dict, description="The named judges ([judges.NAME]).")
     cases: list[CaseResult]
     summary: list[MetricSummary]
     stats: RunStats = RunStats()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import traceback
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,7 +21,6 @@ from importlib.metadata import version
 from typing import Any
 
 from localeval.backends.base import Backend
-from localeval.cache import CachedBackend
 from localeval.case import TestCase
 from localeval.dataset import Dataset
 from localeval.errors import (
@@ -41,6 +40,7 @@ from localeval.events import (
 )
 from localeval.journal import Journal
 from localeval.metrics.base import Metric
+from localeval.panel import JudgePanel
 from localeval.results import (
     CaseResult,
     JudgeUsage,
@@ -100,16 +100,21 @@ def evaluate(
     metrics: Sequence[Metric],
     judge: Backend | None = None,
     *,
+    judges: Mapping[str, Backend] | None = None,
     options: RunOptions | None = None,
     events: Events | None = None,
     journal: Journal | None = None,
 ) -> RunReport:
-    """Score every case with every metric; see the module's docstring for how."""
+    """Score every case with every metric; see the module's docstring for how.
+
+    ``judge`` is the default judge; ``judges`` are the named ones, which a metric
+    asks by its ``judge`` option (:mod:`localeval.panel`).
+    """
     options = options or RunOptions()
     events = events or Events()
     check_inputs(dataset, metrics)
-    judge = _metered(judge)
-    before = judge.stats.usage() if judge is not None else None
+    panel = JudgePanel.of(metrics, judge, judges)
+    before = panel.usage()
     start = time.perf_counter()
     run_id, created_at = _identity(journal)
     done: Done = dict(journal.done) if journal is not None else {}
@@ -118,9 +123,9 @@ def evaluate(
     total = len(dataset) * len(metrics)
     events.emit(RunStarted(run_id, len(dataset), names, total, total - len(tasks)))
     pending = {t.metric for t in tasks}  # a metric with nothing left to measure needs no preparing
-    prepared = [_prepared(m, judge) if i in pending else m for i, m in enumerate(metrics)]
-    execution = _Execution(dataset.cases, prepared, judge, events, journal, done)
-    stopped = execution.run(tasks, _workers(options, judge), options.fail_fast, run_id)
+    prepared = [_prepared(m, panel.judge_of(m)) if i in pending else m for i, m in enumerate(metrics)]
+    execution = _Execution(dataset.cases, prepared, panel, events, journal, done)
+    stopped = execution.run(tasks, options.workers, options.fail_fast, run_id)
     cases = _case_results(dataset, metrics, done, stopped)
     report = RunReport(
         run_id=run_id,
@@ -128,10 +133,11 @@ def evaluate(
         localeval_version=version("localeval"),
         config=options.config,
         dataset=dataset.source,
-        backend=judge.fingerprint if judge is not None else None,
+        backend=panel.default.fingerprint if panel.default is not None else None,
+        judges=panel.fingerprints(),
         cases=cases,
         summary=_summaries(cases, names),
-        stats=_stats(judge, before, time.perf_counter() - start, resumed=total - len(tasks)),
+        stats=_stats(panel, before, time.perf_counter() - start, resumed=total - len(tasks)),
     )
     events.emit(RunFinished(run_id, report.stats.duration_s, report))
     return report
@@ -140,17 +146,22 @@ def evaluate(
 class _Execution:
     """The measuring part of one run: a task in, a result recorded, journaled and announced."""
 
-    def __init__(self, cases: Sequence[TestCase], metrics: Sequence[Metric], judge: CachedBackend | None,
+    def __init__(self, cases: Sequence[TestCase], metrics: Sequence[Metric], panel: JudgePanel,
                  events: Events, journal: Journal | None, done: Done) -> None:
-        self.cases, self.metrics, self.judge = cases, metrics, judge
+        self.cases, self.metrics, self.panel = cases, metrics, panel
         self.events, self.journal, self.done = events, journal, done
 
-    def run(self, tasks: list[Task], workers: int, fail_fast: bool, run_id: str) -> Task | None:
-        """Measure ``tasks``; returns the task whose error stopped a fail-fast run, else None."""
+    def run(self, tasks: list[Task], workers: int | None, fail_fast: bool, run_id: str) -> Task | None:
+        """Measure ``tasks``; returns the task whose error stopped a fail-fast run, else None.
+
+        Each judge gets ``workers`` tasks in flight (None: as many as it serves at once),
+        its tasks in plan order; one in all runs on the calling thread.
+        """
+        lanes = self._lanes(tasks, workers)
         try:
-            if workers <= 1:
+            if sum(limit for limit, _ in lanes.values()) <= 1:
                 return self._sequential(tasks, fail_fast)
-            return self._parallel(tasks, workers, fail_fast)
+            return self._parallel(lanes, fail_fast)
         except KeyboardInterrupt:
             raise RunInterrupted(run_id, len(self.done), len(self.cases) * len(self.metrics)) from None
 
@@ -160,20 +171,33 @@ class _Execution:
                 return task
         return None
 
-    def _parallel(self, tasks: list[Task], workers: int, fail_fast: bool) -> Task | None:
-        pending: Iterator[Task] = iter(tasks)
+    def _lanes(self, tasks: list[Task], workers: int | None) -> dict[str | None, tuple[int, Iterator[Task]]]:
+        """Per judge (by name): how many of its tasks may be in flight, and its tasks in plan order."""
+        lanes: dict[str | None, tuple[int, list[Task]]] = {}
+        for task in tasks:
+            metric = self.metrics[task.metric]
+            judge = self.panel.judge_of(metric)
+            limit = workers or (judge.capabilities.parallel_requests if judge is not None else 1)
+            lanes.setdefault(metric.judge_name if judge is not None else "", (limit, []))[1].append(task)
+        return {name: (limit, iter(queue)) for name, (limit, queue) in lanes.items()}
+
+    def _parallel(self, lanes: dict[str | None, tuple[int, Iterator[Task]]], fail_fast: bool) -> Task | None:
         stopped: Task | None = None
-        with ThreadPoolExecutor(workers, thread_name_prefix="localeval") as pool:
-            running: dict[Future[MetricFinished], Task] = {}
+        in_flight = dict.fromkeys(lanes, 0)
+        with ThreadPoolExecutor(sum(limit for limit, _ in lanes.values()), thread_name_prefix="localeval") as pool:
+            running: dict[Future[MetricFinished], tuple[str | None, Task]] = {}
             try:
                 while True:
-                    while stopped is None and len(running) < workers and (task := next(pending, None)):
-                        running[pool.submit(self._measure, task)] = task
+                    for name, (limit, pending) in lanes.items():
+                        while stopped is None and in_flight[name] < limit and (task := next(pending, None)):
+                            running[pool.submit(self._measure, task)] = (name, task)
+                            in_flight[name] += 1
                     if not running:
                         return stopped
                     finished, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in finished:
-                        task = running.pop(future)
+                        name, task = running.pop(future)
+                        in_flight[name] -= 1
                         if self._record(future.result()) and fail_fast and stopped is None:
                             stopped = task
             except KeyboardInterrupt:
@@ -185,13 +209,14 @@ class _Execution:
         """The result of one task, as the event that announces it (not yet sent)."""
         metric, case = self.metrics[task.metric], self.cases[task.case]
         self.events.emit(MetricStarted(task.case, metric.display_name))
-        before = _thread_usage(self.judge)
+        judge = self.panel.judge_of(metric)
+        before = self.panel.thread_usage()
         try:
-            result = metric.measure(case, self.judge)
+            result = metric.measure(case, judge)
         except Exception as err:  # noqa: BLE001 -- a bug in a metric (a user's, say) is that case's error, not the run's end
             result = _unexpected(metric, err)
-        if self.judge is not None:
-            result = result.model_copy(update={"usage": _thread_usage(self.judge) - before})
+        if judge is not None:
+            result = result.model_copy(update={"usage": self.panel.thread_usage() - before})
         usage = result.usage or JudgeUsage()
         return MetricFinished(task.case, result, result.duration_s, usage.model_calls, usage.cache_hits)
 
@@ -211,23 +236,6 @@ def _unexpected(metric: Metric, err: Exception) -> MetricResult:
         error=f"unexpected {type(err).__name__}: {err}",
         details={"traceback": traceback.format_exc(limit=-8)},
     )
-
-
-def _metered(judge: Backend | None) -> CachedBackend | None:
-    """The judge behind a counting wrapper (the cache is one; a judge without it gets one that caches nothing)."""
-    if judge is None or isinstance(judge, CachedBackend):
-        return judge
-    return CachedBackend(judge, None)
-
-
-def _thread_usage(judge: CachedBackend | None) -> JudgeUsage:
-    return judge.thread_stats().usage() if judge is not None else JudgeUsage()
-
-
-def _workers(options: RunOptions, judge: Backend | None) -> int:
-    if options.workers is not None:
-        return options.workers
-    return judge.capabilities.parallel_requests if judge is not None else 1
 
 
 def _identity(journal: Journal | None) -> tuple[str, str]:
@@ -280,10 +288,10 @@ def _prepared(metric: Metric, judge: Backend | None) -> Metric:
         return metric
 
 
-def _stats(judge: CachedBackend | None, before: JudgeUsage | None, duration: float, resumed: int) -> RunStats:
-    if judge is None or before is None:
+def _stats(panel: JudgePanel, before: JudgeUsage, duration: float, resumed: int) -> RunStats:
+    if not panel.judges:
         return RunStats(duration_s=duration, resumed=resumed)
-    used = judge.stats.usage() - before
+    used = panel.usage() - before
     return RunStats(
         model_calls=used.model_calls, cache_hits=used.cache_hits, prompt_tokens=used.prompt_tokens,
         completion_tokens=used.completion_tokens, duration_s=duration, resumed=resumed,

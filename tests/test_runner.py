@@ -10,11 +10,11 @@ from typing import ClassVar
 import pytest
 from scripted import FULL_CAPABILITIES, ScriptedBackend
 
-from localeval.backends.base import Capabilities, Usage
+from localeval.backends.base import Capabilities, Fingerprint, Usage
 from localeval.cache import CachedBackend, open_cache
 from localeval.case import TestCase
 from localeval.dataset import Dataset
-from localeval.errors import BackendError
+from localeval.errors import BackendError, ConfigError
 from localeval.events import Events, MetricFinished, MetricStarted, RunFinished, RunStarted
 from localeval.journal import Journal, JournalHeader
 from localeval.metrics import GEval
@@ -243,3 +243,69 @@ def new_journal(tmp_path, cases: int) -> Journal:
 
 def test_capabilities_default_to_one_request_at_a_time() -> None:
     assert Capabilities(json_schema=True, distribution=True, multi_token_candidates=True).parallel_requests == 1
+
+
+# -- per-metric judges -------------------------------------------------------------------------
+
+
+def named_judge(model: str, *distributions: dict[str, float], parallel: int = 1) -> ScriptedBackend:
+    return ScriptedBackend(
+        logprobs=list(distributions),
+        capabilities=FULL_CAPABILITIES.model_copy(update={"parallel_requests": parallel}),
+        fingerprint=Fingerprint(kind="scripted", model=model, runtime="scripted 1"),
+        usage=Usage(prompt_tokens=10, completion_tokens=1),
+    )
+
+
+def test_each_metric_asks_the_judge_it_names_and_the_report_records_every_judge(tmp_path) -> None:
+    low, high = {"1": math.log(0.9), "2": math.log(0.1)}, {"1": math.log(0.1), "2": math.log(0.9)}
+    default, big = named_judge("small", low, low), named_judge("big", high, high)
+    options = {"evaluation_steps": ("s",), "score_range": (1, 2), "include_reason": False}
+    metrics = [GEval(name="quick", **options), GEval(name="careful", judge="big", **options)]
+    cases = Dataset.from_cases([TestCase(input="q", actual_output="a"), TestCase(input="r", actual_output="b")])
+    with open_cache(tmp_path / "cache") as store:  # one store: the fingerprints keep the judges' answers apart
+        report = evaluate(cases, metrics, CachedBackend(default, store), judges={"big": CachedBackend(big, store)})
+    assert [[r.raw_score for r in c.results] for c in report.cases] == [[pytest.approx(1.1), pytest.approx(1.9)]] * 2
+    assert (len(default.requests), len(big.requests)) == (2, 2)
+    assert report.backend is not None and report.backend.model == "small"
+    assert {name: f.model for name, f in report.judges.items()} == {"big": "big"}
+    assert report.stats.model_calls == 4 and report.stats.prompt_tokens == 40
+    assert metrics[1].judge_name == "big" and metrics[1].model_dump(by_alias=True)["judge"] == "big"
+
+
+def test_a_metric_naming_a_judge_that_is_not_there_stops_the_run_before_any_call() -> None:
+    judge = named_judge("small")
+    metric = GEval(name="careful", judge="big", evaluation_steps=("s",))
+    with pytest.raises(ConfigError, match=r"metric 'careful': judge 'big' is not configured \(judges: other\)"):
+        evaluate(dataset("a"), [metric], judge, judges={"other": named_judge("other")})
+    with pytest.raises(ConfigError, match="metric 'geval' needs a judge, and the run has no default judge"):
+        evaluate(dataset("a"), [GEval(evaluation_steps=("s",))], None, judges={"other": named_judge("other")})
+    assert judge.requests == []
+
+
+class JudgedProbe(Probe):
+    """A Probe that also asks its judge one distribution, so each judge's concurrency shows."""
+
+    kind: ClassVar[str] = "judged_probe"
+    needs_judge: ClassVar[bool] = True
+
+    def verdict(self, case: TestCase, judge: object) -> Verdict:
+        LANES[self.judge_name].__enter__()
+        try:
+            time.sleep(self.delay)
+        finally:
+            LANES[self.judge_name].__exit__()
+        return super().verdict(case, judge)
+
+
+LANES: dict[str | None, Concurrency] = {}
+
+
+def test_each_judge_keeps_its_own_number_of_requests_in_flight() -> None:
+    LANES.clear()
+    LANES.update({None: Concurrency(), "wide": Concurrency()})
+    one, three = named_judge("one", parallel=1), named_judge("three", parallel=3)
+    metrics = [JudgedProbe(name="a", delay=0.05), JudgedProbe(name="b", judge="wide", delay=0.05)]
+    report = evaluate(dataset(*["x"] * 6), metrics, one, judges={"wide": three})
+    assert not report.any_errored
+    assert (LANES[None].most, LANES["wide"].most) == (1, 3)

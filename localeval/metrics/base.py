@@ -67,15 +67,18 @@ class Metric(BaseModel):
     several threads, because nothing about a case is kept on ``self``.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     kind: ClassVar[str]
     needs_judge: ClassVar[bool] = False
     #: Passes when score <= threshold instead of >= (hallucination: a share of contradictions).
     lower_is_better: ClassVar[bool] = False
 
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
     name: str | None = Field(None, description="Shown in reports; defaults to the kind.")
     threshold: float = Field(0.5, ge=0.0, le=1.0, description="Passes when score >= threshold.")
+    judge_name: str | None = Field(
+        None, alias="judge", description="The judge this metric asks: a [judges.NAME] table; None: [backend]."
+    )
 
     @property
     def display_name(self) -> str:
