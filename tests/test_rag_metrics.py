@@ -23,7 +23,7 @@ from localeval.metrics import (
     build_metric,
     metric_names,
 )
-from localeval.metrics.geval import REASON_SCHEMA
+from localeval.metrics.judged import REASON_SCHEMA
 from localeval.metrics.rag import RAG_METRICS, RagMetric
 from localeval.metrics.rag.base import items_schema, items_tokens, verdicts_schema, verdicts_tokens
 

@@ -30,7 +30,8 @@ from localeval.backends.base import Backend, DistributionRequest, JsonRequest
 from localeval.case import CASE_FIELDS, TestCase
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
-from localeval.metrics.base import Metric, Verdict, field_text, strict_requested
+from localeval.metrics.base import Metric, Verdict, field_text
+from localeval.metrics.judged import REASON_SCHEMA, strict_requested
 from localeval.prompts import RenderedPrompt, load_prompt
 
 MAX_STEPS = 8
@@ -47,12 +48,6 @@ STEPS_SCHEMA: dict[str, Any] = {
         }
     },
     "required": ["steps"],
-    "additionalProperties": False,
-}
-REASON_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 400}},
-    "required": ["reason"],
     "additionalProperties": False,
 }
 

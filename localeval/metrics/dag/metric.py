@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from localeval.backends.base import Backend
 from localeval.case import CASE_FIELDS, TestCase
 from localeval.errors import BackendError, PromptError
-from localeval.metrics.base import Metric, Verdict, strict_requested
+from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.dag.graph import Graph, build_graph
 from localeval.metrics.dag.nodes import AnyNode, Node, VerdictNode
 from localeval.metrics.dag.walk import (
@@ -21,6 +21,7 @@ from localeval.metrics.dag.walk import (
     text_schema,
     walk,
 )
+from localeval.metrics.judged import strict_requested
 from localeval.metrics.rag.base import ask, format_score
 from localeval.prompts import load_prompt
 

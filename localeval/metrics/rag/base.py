@@ -25,15 +25,13 @@ from pydantic import Field, model_validator
 from localeval.backends.base import Backend, JsonRequest
 from localeval.case import TestCase
 from localeval.errors import BackendError, MetricInputError, PromptError
-from localeval.metrics.base import Metric, Verdict, strict_requested
-from localeval.metrics.geval import REASON_SCHEMA
+from localeval.metrics.base import Metric, Verdict
+from localeval.metrics.judged import REASON_SCHEMA, REASON_TOKENS, strict_requested
 from localeval.metrics.rag.sentences import split_sentences
 from localeval.prompts import RenderedPrompt, load_prompt
 
 #: The longest statement, claim or truth the judge may write.
 MAX_CHARS = 200
-#: Tokens for a reason: REASON_SCHEMA allows 400 characters, and white space around them.
-REASON_TOKENS = 512
 #: What an output is judged by: its sentences, split by rules, or a list the judge writes first.
 ItemSource = Literal["sentences", "extracted"]
 
