@@ -300,7 +300,7 @@ def _check_judge(expectations: Sequence[Expect], judge: Backend | None) -> None:
 
 
 def _lower_is_better(metric: Metric) -> bool:
-    # Only metrics where a low score is good set it (hallucination); see localeval.metrics.rag.base.
+    # Only metrics where a low score is good set it (hallucination); see Metric.lower_is_better.
     return bool(getattr(metric, "lower_is_better", False))
 
 

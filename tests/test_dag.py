@@ -183,8 +183,12 @@ def test_the_reason_is_written_last_and_told_the_path_and_the_score() -> None:
     judge = ScriptedBackend(json_values=replies)
     result = format_correctness().measure(CASE, judge)
     assert (result.score, result.reason) == (0.4, "Body and conclusion are swapped.")
-    reason = json_requests(judge)[-1]
+    *_, last_call, reason = json_requests(judge)
     assert (reason.json_schema, reason.max_tokens) == (text_schema("reason", 400), 32 + 400)
+    # a follow-up to the last judgement on the path: its conversation, the judge's reply, the question
+    n = len(last_call.messages)
+    assert reason.messages[:n] == last_call.messages
+    assert reason.messages[n:-1] == (Message(role="assistant", content='{"verdict": "two out of order"}'),)
     assert user(reason) == (
         "How the output was judged, step by step:\n"
         "- Headings: Intro, Body, Conclusion\n"
@@ -290,6 +294,25 @@ def test_a_geval_child_scores_the_case_and_its_details_are_nested() -> None:
     assert step["geval"]["details"]["raw_score"] == pytest.approx(4.0, rel=1e-12)
     assert isinstance(judge.requests[1], DistributionRequest)
     assert "Actual Output:" in user(judge.requests[1]) and "Expected Output:" in user(judge.requests[1])
+
+
+def test_after_a_geval_child_the_reason_follows_the_judgement_that_chose_it() -> None:
+    metric = with_geval(GEval(evaluation_steps=("Is it clear?",), include_reason=False))
+    metric = metric.model_copy(update={"include_reason": True})
+    judge = ScriptedBackend(json_values=[{"verdict": True}, {"reason": "On topic and clear."}], logprobs=[logprobs(**{"5": 1.0})])
+    result = metric.measure(CASE, judge)
+    judgement, _, reason = judge.requests
+    assert isinstance(reason, JsonRequest) and result.reason == "On topic and clear."
+    assert reason.messages == (
+        *judgement.messages,
+        Message(role="assistant", content='{"verdict": true}'),
+        Message(
+            role="user",
+            content="How the output was judged, step by step:\n- Is the output about the input? -> true\n"
+            "- G-Eval 'geval' scored 1\n\nThe score is 1, on a scale from 0 to 1. Say why in one or two sentences.\n"
+            'Answer in JSON: {"reason": your explanation}',
+        ),
+    )
 
 
 def test_prepare_writes_the_geval_steps_once() -> None:

@@ -18,7 +18,8 @@ from localeval.case import TestCase
 from localeval.dataset import Dataset
 from localeval.errors import BackendError, ConfigError, SchemaViolation, TruncatedOutput, UnknownMetric
 from localeval.metrics import GEval, build_metric, metric_names
-from localeval.metrics.geval import REASON_SCHEMA, STEPS_SCHEMA, RubricItem, sampled_mean
+from localeval.metrics.geval import STEPS_SCHEMA, RubricItem, sampled_mean
+from localeval.metrics.judged import REASON_SCHEMA
 from localeval.metrics.presets import PRESETS
 from localeval.runner import evaluate
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from scripted import ScriptedBackend
 
-from localeval.backends.base import JsonRequest
+from localeval.backends.base import JsonRequest, Message
 from localeval.case import LIST_FIELDS, TestCase
 from localeval.config import RunConfig
 from localeval.dataset import Dataset
@@ -23,7 +24,7 @@ from localeval.metrics import (
     build_metric,
     metric_names,
 )
-from localeval.metrics.geval import REASON_SCHEMA
+from localeval.metrics.judged import REASON_SCHEMA
 from localeval.metrics.rag import RAG_METRICS, RagMetric
 from localeval.metrics.rag.base import items_schema, items_tokens, verdicts_schema, verdicts_tokens
 
@@ -635,26 +636,46 @@ def test_the_reason_is_asked_for_last_and_told_the_score(kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_reason_prompt_shows_the_evidence(kind: str) -> None:
+def test_the_reason_is_a_follow_up_to_the_verdicts_request(kind: str) -> None:
+    # The verdicts conversation, the judge's reply as it wrote it, then only the question: a judge that
+    # keeps its last prompt's state reads the question, not the case again.
     _, imperfect, _ = SCRIPTS[kind]
     judge = ScriptedBackend(json_values=[*imperfect, {"reason": "r"}])
     metric(kind).measure(CASE, judge)
-    prompt = user(requests(judge)[-1])
-    verdict = "contradicts" if kind == "hallucination" else "no"
-    assert f" -> {verdict}\n" in prompt
+    *_, verdicts, reason = requests(judge)
+    n = len(verdicts.messages)
+    assert reason.messages[:n] == verdicts.messages
+    assert reason.messages[n] == Message(role="assistant", content=json.dumps(imperfect[-1]))
+    [question] = reason.messages[n + 1 :]
+    assert question.role == "user"
+    listed = "; ".join(f"{k}. {v}" for k, v in enumerate(imperfect[-1]["verdicts"], start=1))
+    assert question.content.startswith("Your verdicts, ") and f": {listed}.\nWith them, " in question.content
+    for text in (CASE.input, CASE.actual_output, CASE.expected_output, *CASE.context, *CASE.retrieval_context):
+        assert text not in question.content  # the case is in the conversation already
 
 
-def test_the_reason_prompt_of_answer_relevancy() -> None:
+def test_the_reason_question_of_answer_relevancy() -> None:
     judge = ScriptedBackend(json_values=[{"verdicts": ["yes", "no"]}, {"reason": "r"}])
     AnswerRelevancy().measure(CASE, judge)
     assert user(requests(judge)[-1]) == (
-        "Question:\nWhat if these shoes don't fit?\n\n"
-        "Answer:\nYou can return them within 30 days. Shipping is free.\n\n"
-        "Verdicts on the answer's statements (yes: addresses the question, no: off topic, idk: unclear):\n"
-        "- You can return them within 30 days. -> yes\n- Shipping is free. -> no\n\n"
-        "The answer's relevancy score is 0.5, on a scale from 0 to 1: the share of its statements that are "
-        "not off topic. Say why in one or two sentences, naming the off-topic statements if there are any.\n"
+        "Your verdicts, statement by statement: 1. yes; 2. no.\n"
+        "With them, the answer's relevancy score is 0.5, on a scale from 0 to 1: the share of its statements that "
+        "are not off topic. Say why in one or two sentences, naming the off-topic statements if there are any.\n"
         'Answer in JSON: {"reason": your explanation}'
+    )
+
+
+@pytest.mark.parametrize(("options", "against"), [({}, "context does"), ({"truths_extraction_limit": 4}, "facts do")])
+@pytest.mark.parametrize(("idk_is_faithful", "stricter"), [(True, ""), (False, " and {} support")])
+def test_the_reason_question_of_faithfulness_says_what_the_score_counts(
+    options: dict[str, Any], against: str, idk_is_faithful: bool, stricter: str
+) -> None:
+    truths = [{"truths": ["T."]}] if options else []
+    judge = ScriptedBackend(json_values=[*truths, {"verdicts": ["yes", "idk"]}, {"reason": "r"}])
+    Faithfulness(idk_is_faithful=idk_is_faithful, **options).measure(CASE, judge)
+    verb = against.split()[-1]
+    assert f"the share of its claims that the {against} not contradict{stricter.format(verb)}. Say why" in user(
+        requests(judge)[-1]
     )
 
 
@@ -769,7 +790,8 @@ def test_every_prompt_can_be_overridden(kind: str, tmp_path: Path) -> None:
     options = dict(options)
     for option in PROMPT_OPTIONS[kind]:
         path = tmp_path / f"{option}.txt"
-        path.write_text(f"[[system]]\nMine.\n[[user]]\nMy {option}.\n", encoding="utf-8")
+        system = "" if option == "reason_prompt" else "[[system]]\nMine.\n"  # a follow-up has user messages only
+        path.write_text(f"{system}[[user]]\nMy {option}.\n", encoding="utf-8")
         options[option] = path
     _, imperfect, score = SCRIPTS[kind]
     judge = ScriptedBackend(json_values=[*extracted, *imperfect, {"reason": "r"}])

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
@@ -44,20 +44,6 @@ def field_text(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(f"- {getattr(item, 'name', item)}" for item in value)
     return "" if value is None else str(value)
-
-
-def strict_requested(options: Any) -> bool:
-    """Whether raw options turn ``strict_mode`` on, read as pydantic will read them ("false" is False).
-
-    Strict mode changes other options (the threshold, G-Eval's range) before validation;
-    an unreadable value counts as off here and is reported by field validation.
-    """
-    if not isinstance(options, dict):
-        return False
-    try:
-        return TypeAdapter(bool).validate_python(options.get("strict_mode", False))
-    except ValidationError:
-        return False
 
 
 class Metric(BaseModel):

@@ -14,8 +14,9 @@ Scoring methods, chosen explicitly and recorded in every result:
   fewer than half valid is an error. The fallback for backends without
   log-probabilities — taken only when ``allow_fallback`` is set, and recorded.
 
-The reason, when asked for, is written by the judge *after* scoring and is
-told the score, so the score never depends on it.
+The reason, when asked for, is written by the judge *after* scoring, as a
+follow-up to the score prompt, and is told the score, so the score never
+depends on it (:mod:`localeval.metrics.judged`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from localeval.backends.base import Backend, DistributionRequest, JsonRequest
 from localeval.case import CASE_FIELDS, TestCase
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
-from localeval.metrics.base import Metric, Verdict, field_text, strict_requested
+from localeval.metrics.base import field_text
+from localeval.metrics.judged import Exchange, JudgedMetric, Judgement, format_score
 from localeval.prompts import RenderedPrompt, load_prompt
 
 MAX_STEPS = 8
@@ -47,12 +49,6 @@ STEPS_SCHEMA: dict[str, Any] = {
         }
     },
     "required": ["steps"],
-    "additionalProperties": False,
-}
-REASON_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"reason": {"type": "string", "minLength": 1, "maxLength": 400}},
-    "required": ["reason"],
     "additionalProperties": False,
 }
 
@@ -73,11 +69,13 @@ class RubricItem(BaseModel):
     expected_outcome: str
 
 
-class GEval(Metric):
+class GEval(JudgedMetric):
     """Judge a case against free-text criteria with a local model."""
 
     kind = "geval"
-    needs_judge = True
+    prompt_folder = "geval"
+    #: Kept from before the shared base, so G-Eval's reason requests (and cached replies) stay the same.
+    reason_tokens = 256
 
     criteria: str | None = Field(None, description="What a good output is, in plain words.")
     evaluation_steps: tuple[str, ...] | None = Field(
@@ -110,15 +108,13 @@ class GEval(Metric):
     samples: int = Field(20, ge=1, le=200)
     temperature: float = Field(1.0, gt=0.0)
     seed: int = 0
-    include_reason: bool = True
     steps_prompt: Path | None = Field(None, description="Your own prompt file for the steps.")
     score_prompt: Path | None = Field(None, description="Your own prompt file for the score.")
-    reason_prompt: Path | None = Field(None, description="Your own prompt file for the reason.")
 
-    @model_validator(mode="before")
     @classmethod
-    def _strict(cls, data: Any) -> Any:
-        return {**data, "score_range": (0, 1), "threshold": 1.0} if strict_requested(data) else data
+    def strict_options(cls) -> dict[str, Any]:
+        """Strict mode scores 0 or 1 and passes only on 1."""
+        return {"score_range": (0, 1), "threshold": 1.0}
 
     @model_validator(mode="after")
     def _check(self) -> GEval:
@@ -150,47 +146,50 @@ class GEval(Metric):
             update={"evaluation_steps": self._generate_steps(judge), "steps_source": "generated"}
         )
 
-    def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
-        if judge is None:
-            raise BackendError("G-Eval needs a judge backend")
-        metric = self.prepare(judge)
-        return metric._judge(case, judge)
+    def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
+        """The score, with the evaluation steps written first if this metric was not prepared."""
+        return self.prepare(judge)._score_prepared(case, judge)
 
     def prompt_start(self, case: TestCase) -> str:
         """The score prompt itself: the case's fields come first, so calls on one case share them."""
         try:
-            prompt = self._prompt("geval/score", self.score_prompt, case)
+            prompt = load_prompt("geval/score", self.score_prompt).render(**self._variables(case))
         except PromptError:
             return super().prompt_start(case)  # the run reports it when it measures the case
         return "\n".join(m.content for m in prompt.messages)
 
     # -- scoring -----------------------------------------------------------------------
 
-    def _judge(self, case: TestCase, judge: Backend) -> Verdict:
-        prompt = self._prompt("geval/score", self.score_prompt, case)
+    def _score_prepared(self, case: TestCase, judge: Backend) -> Judgement:
+        variables = self._variables(case)
+        prompt = load_prompt("geval/score", self.score_prompt).render(**variables)
         method, fallback = self._method(judge)
         if method == "sampling":
             raw, evidence = self._sample(prompt, judge)
         else:
             raw, evidence = self._distribution(prompt, judge, method)
         low, high = self.score_range
-        score = float(raw >= 0.5) if self.strict_mode else scale_to_unit(raw, low, high)
         details = {
             "method": method,
             **({"fallback": fallback} if fallback else {}),
-            "raw_score": raw,
             "score_range": [low, high],
             **evidence,
             "evaluation_steps": list(self.evaluation_steps or ()),
             "steps_source": self.steps_source,
         }
-        reason = _summary(method, raw, evidence, low, high)
-        if self.include_reason:
-            try:
-                reason = self._reason(case, judge, prompt, raw)
-            except (BackendError, PromptError) as err:  # the score stands; say why the reason is missing
-                details["reason_error"] = f"{type(err).__name__}: {err}"
-        return Verdict(score=score, reason=reason, details=details)
+        return Judgement(
+            score=raw,
+            summary=_summary(method, raw, evidence, low, high),
+            details=details,
+            # The reason continues from "Score: <raw>": the score as the judge is told it.
+            conversation=Exchange(prompt, format_score(raw)),
+            reason_variables=variables,
+        )
+
+    def final_score(self, raw: float) -> float:
+        """The raw score scaled from ``score_range`` to [0, 1]; strict mode: 1.0 when 1 is the verdict."""
+        low, high = self.score_range
+        return float(raw >= 0.5) if self.strict_mode else scale_to_unit(raw, low, high)
 
     def _method(self, judge: Backend) -> tuple[Scoring, str | None]:
         if self.scoring == "sampling" or judge.capabilities.distribution:
@@ -251,19 +250,19 @@ class GEval(Metric):
 
     # -- prompts -----------------------------------------------------------------------
 
-    def _prompt(self, name: str, override: Path | None, case: TestCase, **extra: Any) -> RenderedPrompt:
+    def _variables(self, case: TestCase) -> dict[str, Any]:
+        """What the score and reason prompts see."""
         low, high = self.score_range
-        return load_prompt(name, override).render(
-            fields={self._label(p): field_text(case.field_value(p)) for p in self.evaluation_params},
-            criteria=self.criteria or "",
-            steps=self.evaluation_steps or (),
-            rubric=[(r.score_range[0], r.score_range[1], r.expected_outcome) for r in self.rubric],
-            parameters=_parameters([self._label(p) for p in self.evaluation_params]),
-            layout=self.layout,
-            low=low,
-            high=high,
-            **extra,
-        )
+        return {
+            "fields": {self._label(p): field_text(case.field_value(p)) for p in self.evaluation_params},
+            "criteria": self.criteria or "",
+            "steps": self.evaluation_steps or (),
+            "rubric": [(r.score_range[0], r.score_range[1], r.expected_outcome) for r in self.rubric],
+            "parameters": _parameters([self._label(p) for p in self.evaluation_params]),
+            "layout": self.layout,
+            "low": low,
+            "high": high,
+        }
 
     def _label(self, field: str) -> str:
         return self.field_labels.get(field) or field.replace("_", " ").title()
@@ -281,15 +280,6 @@ class GEval(Metric):
         if not steps:
             raise BackendError("the judge wrote no evaluation steps")
         return steps
-
-    def _reason(self, case: TestCase, judge: Backend, scored: RenderedPrompt, raw: float) -> str:
-        """The judge's reason, asked as a follow-up to the score prompt, so that a judge which
-        keeps its last prompt's state (llama.cpp) reads only the question, not the case again."""
-        shown = f"{raw:.2f}".rstrip("0").rstrip(".")
-        question = self._prompt("geval/reason", self.reason_prompt, case, score=shown)
-        asked = scored.continued(shown, question)
-        reply = judge.generate_json(JsonRequest(messages=asked.messages, json_schema=REASON_SCHEMA, max_tokens=256))
-        return str(reply.value["reason"]).strip()
 
 
 def sampled_mean(samples: list[int | None]) -> float:

@@ -9,8 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from localeval.backends.base import Backend
 from localeval.case import CASE_FIELDS, TestCase
-from localeval.errors import BackendError, PromptError
-from localeval.metrics.base import Metric, Verdict, strict_requested
+from localeval.errors import PromptError
 from localeval.metrics.dag.graph import Graph, build_graph
 from localeval.metrics.dag.nodes import AnyNode, Node, VerdictNode
 from localeval.metrics.dag.walk import (
@@ -21,14 +20,13 @@ from localeval.metrics.dag.walk import (
     text_schema,
     walk,
 )
-from localeval.metrics.rag.base import ask, format_score
-from localeval.prompts import load_prompt
+from localeval.metrics.judged import JudgedMetric, Judgement
 
 #: The longest reason the judge may write.
 REASON_CHARS = 400
 
 
-class DAG(Metric):
+class DAG(JudgedMetric):
     """Score a case by walking a graph of task, judgement and verdict nodes.
 
     ``nodes`` maps ids to nodes (children refer to ids, or are given inline);
@@ -36,27 +34,23 @@ class DAG(Metric):
     when the metric is built (see :mod:`localeval.metrics.dag.graph`). The score is
     the reached verdict's ``score / 10``, or its G-Eval metric's score;
     ``details["path"]`` records every step. In strict mode the score is 1.0 only
-    when the path gives 1.0, else 0.0, and the threshold is 1.0.
+    when the path gives 1.0, else 0.0, and the threshold is 1.0. The reason is a
+    follow-up to the last task or judgement call on the path, told the path and the score.
     """
 
     kind = "dag"
-    needs_judge = True
+    prompt_folder = "dag"
+    #: One line without quotes or backslashes, like a task output: see :func:`text_schema`.
+    reason_schema = text_schema("reason", REASON_CHARS)
+    reason_tokens = SCHEMA_TOKENS + REASON_CHARS
 
     root: tuple[str, ...] = Field(description="The id of the node where a run starts (or a list of ids).")
     nodes: dict[str, Node] = Field(description="Every node by id.")
     field_labels: dict[str, str] = Field(
         default_factory=dict, description="How prompts name a field, e.g. actual_output -> 'Summary'."
     )
-    include_reason: bool = Field(True, description="Have the judge explain the score, after scoring.")
-    strict_mode: bool = Field(False, description="Binary: only a perfect score counts; sets the threshold.")
     task_prompt: Path | None = Field(None, description="Your own prompt file for task nodes.")
     judgement_prompt: Path | None = Field(None, description="Your own prompt file for judgement nodes.")
-    reason_prompt: Path | None = Field(None, description="Your own prompt file for the reason.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _strict(cls, data: Any) -> Any:
-        return {**data, "threshold": 1.0} if strict_requested(data) else data
 
     @field_validator("root", mode="before")
     @classmethod
@@ -92,21 +86,18 @@ class DAG(Metric):
             return self
         return self.model_copy(update={"nodes": prepared})
 
-    def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
-        if judge is None:
-            raise BackendError(f"metric '{self.display_name}' needs a judge backend")
+    def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
+        """Walk the graph; the summary is the path, one step per ``;``."""
         graph = self.graph()
         outcome = walk(graph, case, judge, self._prompts())
-        details: dict[str, Any] = {"raw_score": outcome.score, "path": outcome.steps}
         lines = path_lines(graph, outcome.steps)
-        reason = "; ".join(lines)
-        if self.include_reason:
-            try:
-                reason = self._reason(judge, lines, outcome.score)
-            except (BackendError, PromptError) as err:  # the score stands; say why the reason is missing
-                details["reason_error"] = f"{type(err).__name__}: {err}"
-        score = float(outcome.score == 1.0) if self.strict_mode else outcome.score
-        return Verdict(score=score, reason=reason, details=details)
+        return Judgement(
+            score=outcome.score,
+            summary="; ".join(lines),
+            details={"path": outcome.steps},
+            conversation=outcome.last_call,
+            reason_variables={"steps": lines},
+        )
 
     def prompt_start(self, case: TestCase) -> str:
         """The first root's prompt: a run sorts calls by it, so calls sharing a prefix run back to back."""
@@ -119,14 +110,6 @@ class DAG(Metric):
 
     def _prompts(self) -> Prompts:
         return Prompts(self.task_prompt, self.judgement_prompt, self.field_labels)
-
-    def _reason(self, judge: Backend, lines: list[str], score: float) -> str:
-        prompt = load_prompt("dag/reason", self.reason_prompt).render(steps=lines, score=format_score(score))
-        schema = text_schema("reason", REASON_CHARS)
-        reason = str(ask(judge, prompt, schema, SCHEMA_TOKENS + REASON_CHARS)["reason"]).strip()
-        if not reason:
-            raise BackendError("the judge wrote a blank reason")
-        return reason
 
 
 def _prepared(node: AnyNode, judge: Backend | None) -> AnyNode:

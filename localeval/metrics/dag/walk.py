@@ -31,7 +31,7 @@ from localeval.metrics.dag.nodes import (
     TaskNode,
     VerdictNode,
 )
-from localeval.metrics.rag.base import ask, format_score
+from localeval.metrics.judged import Exchange, ask, format_score
 from localeval.prompts import RenderedPrompt, load_prompt
 
 #: Room around a reply's value: the braces, the key, white space.
@@ -92,10 +92,12 @@ class Prompts:
 
 @dataclass(frozen=True)
 class Outcome:
-    """Where a run ended: the score in [0, 1] and the steps taken (each a dict, as reported)."""
+    """Where a run ended: the score in [0, 1], the steps taken (each a dict, as reported), and
+    the last task or judgement call on the path (None if there was none), which the reason continues."""
 
     score: float
     steps: list[dict[str, Any]]
+    last_call: Exchange | None = None
 
 
 @dataclass
@@ -107,6 +109,7 @@ class _Run:
     outputs: dict[str, str] = field(default_factory=dict)  #: task output_label -> output
     steps: list[dict[str, Any]] = field(default_factory=list)
     score: float | None = None
+    last_call: Exchange | None = None
 
 
 def walk(graph: Graph, case: TestCase, judge: Backend, prompts: Prompts) -> Outcome:
@@ -121,7 +124,7 @@ def walk(graph: Graph, case: TestCase, judge: Backend, prompts: Prompts) -> Outc
                 raise type(err)(f"node '{node_id}': {err}") from err
     if run.score is None:  # the graph's checks make this unreachable
         raise BackendError("the run ended without reaching a verdict node with a score")
-    return Outcome(score=run.score, steps=run.steps)
+    return Outcome(score=run.score, steps=run.steps, last_call=run.last_call)
 
 
 def _visit(run: _Run, node_id: str) -> tuple[str, ...]:
@@ -167,9 +170,16 @@ def node_request(
     return NodeRequest(prompt, choice_schema(choices), SCHEMA_TOKENS + max(len(c) for c in choices))
 
 
+def _ask(run: _Run, request: NodeRequest) -> Any:
+    """The value of the judge's reply to a node's request; the call is kept as the run's last."""
+    reply = ask(run.judge, request.prompt, request.schema, request.max_tokens)
+    run.last_call = Exchange(request.prompt, reply.text)
+    return reply.value
+
+
 def _task(run: _Run, node_id: str, node: TaskNode) -> tuple[str, ...]:
     request = node_request(run.graph, node_id, run.case, run.prompts, run.outputs)
-    output = str(ask(run.judge, request.prompt, request.schema, request.max_tokens)["output"]).strip()
+    output = str(_ask(run, request)["output"]).strip()
     run.outputs[node.output_label] = output
     run.steps.append({"node": node_id, "kind": node.kind, "output": output})
     return run.graph.children(node_id)
@@ -177,7 +187,7 @@ def _task(run: _Run, node_id: str, node: TaskNode) -> tuple[str, ...]:
 
 def _judgement(run: _Run, node_id: str, node: BinaryJudgementNode | NonBinaryJudgementNode) -> tuple[str, ...]:
     request = node_request(run.graph, node_id, run.case, run.prompts, run.outputs)
-    chosen = ask(run.judge, request.prompt, request.schema, request.max_tokens)["verdict"]
+    chosen = _ask(run, request)["verdict"]
     run.steps.append({"node": node_id, "kind": node.kind, "verdict": chosen})
     verdicts = _verdicts(run.graph, node_id)
     return tuple(child for child, verdict in verdicts.items() if _same(verdict, chosen))

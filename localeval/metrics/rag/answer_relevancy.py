@@ -9,9 +9,9 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
+from localeval.metrics.judged import Judgement
 from localeval.metrics.rag.base import (
     ItemSource,
-    Judgement,
     RagMetric,
     judge_verdicts,
     tally,
@@ -57,7 +57,8 @@ class AnswerRelevancy(RagMetric):
             case, judge, self.statements, "statements", self.statements_prompt, self.max_statements
         )
         prompt = self.render("verdicts", self.verdicts_prompt, input=case.input, statements=statements)
-        verdicts = cast(list[Ternary], judge_verdicts(judge, prompt, len(statements), TERNARY))
+        chosen, asked = judge_verdicts(judge, prompt, len(statements), TERNARY)
+        verdicts = cast(list[Ternary], chosen)
         judged = [{"statement": s, "verdict": v} for s, v in zip(statements, verdicts)]
         counts = tally(verdicts, TERNARY)
         relevant = counts["yes"] + counts["idk"]
@@ -71,5 +72,6 @@ class AnswerRelevancy(RagMetric):
                 "verdicts": judged,
                 "counts": counts,
             },
+            conversation=asked,
             reason_variables={"input": case.input, "actual_output": case.actual_output, "verdicts": judged},
         )

@@ -1,4 +1,7 @@
-"""What the six RAG metrics share: strict mode, the reason step, and bounded reply schemas.
+"""What the six RAG metrics share: items to judge, verdict requests and bounded reply schemas.
+
+Strict mode and the reason are the judged-metric base's (:mod:`localeval.metrics.judged`);
+a RAG metric's reason continues the conversation of its verdicts request.
 
 Every judge call is a :class:`JsonRequest` through ``judge.generate_json``, which
 validates the reply against the schema and refuses a cut-off one. The schemas are
@@ -16,24 +19,18 @@ built so that a small model cannot go wrong in the ways deepeval's users report:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
-
-from localeval.backends.base import Backend, JsonRequest
+from localeval.backends.base import Backend
 from localeval.case import TestCase
-from localeval.errors import BackendError, MetricInputError, PromptError
-from localeval.metrics.base import Metric, Verdict, strict_requested
-from localeval.metrics.geval import REASON_SCHEMA
+from localeval.errors import BackendError, MetricInputError
+from localeval.metrics.judged import Exchange, JudgedMetric, ask
 from localeval.metrics.rag.sentences import split_sentences
 from localeval.prompts import RenderedPrompt, load_prompt
 
 #: The longest statement, claim or truth the judge may write.
 MAX_CHARS = 200
-#: Tokens for a reason: REASON_SCHEMA allows 400 characters, and white space around them.
-REASON_TOKENS = 512
 #: What an output is judged by: its sentences, split by rules, or a list the judge writes first.
 ItemSource = Literal["sentences", "extracted"]
 
@@ -82,19 +79,13 @@ def items_tokens(max_items: int, max_chars: int = MAX_CHARS) -> int:
     return 32 + max_items * (max_chars // 2 + 8)
 
 
-def ask(judge: Backend, prompt: RenderedPrompt, schema: dict[str, Any], max_tokens: int) -> Any:
-    """The judge's reply to ``prompt`` as JSON conforming to ``schema`` (validated by the backend)."""
-    request = JsonRequest(messages=prompt.messages, json_schema=schema, max_tokens=max_tokens)
-    return judge.generate_json(request).value
-
-
 def extract(judge: Backend, prompt: RenderedPrompt, key: str, max_items: int) -> tuple[list[str], int]:
     """The distinct strings the judge lists under ``key``, stripped, and how many it dropped.
 
     Blank strings and repeats are dropped, not judged: a small model that loops
     would otherwise weigh one statement many times. All blank is an error.
     """
-    value = ask(judge, prompt, items_schema(key, max_items), items_tokens(max_items))
+    value = ask(judge, prompt, items_schema(key, max_items), items_tokens(max_items)).value
     written = [s.strip() for s in value[key] if s.strip()]
     if not written:
         raise BackendError(f"the judge listed no {key}, only blank strings")
@@ -102,10 +93,13 @@ def extract(judge: Backend, prompt: RenderedPrompt, key: str, max_items: int) ->
     return items, len(value[key]) - len(items)
 
 
-def judge_verdicts(judge: Backend, prompt: RenderedPrompt, count: int, choices: Sequence[str]) -> list[str]:
-    """One verdict per item judged, in the items' order, each one of ``choices``."""
-    value = ask(judge, prompt, verdicts_schema(count, choices), verdicts_tokens(count))
-    return list(value["verdicts"])
+def judge_verdicts(
+    judge: Backend, prompt: RenderedPrompt, count: int, choices: Sequence[str]
+) -> tuple[list[str], Exchange]:
+    """One verdict per item judged, in the items' order, each one of ``choices``; and the call, which
+    the reason continues."""
+    reply = ask(judge, prompt, verdicts_schema(count, choices), verdicts_tokens(count))
+    return list(reply.value["verdicts"]), Exchange(prompt, reply.text)
 
 
 def tally(verdicts: Sequence[str], choices: Sequence[str]) -> dict[str, int]:
@@ -113,64 +107,13 @@ def tally(verdicts: Sequence[str], choices: Sequence[str]) -> dict[str, int]:
     return {c: sum(1 for v in verdicts if v == c) for c in choices}
 
 
-def format_score(score: float) -> str:
-    """A score as the reason prompt shows it: 0.75, 1, 0.33."""
-    return f"{score:.2f}".rstrip("0").rstrip(".")
+class RagMetric(JudgedMetric):
+    """Base of the RAG metrics: a judging step that ends with a verdicts request (see
+    :class:`~localeval.metrics.judged.JudgedMetric` for strict mode and the reason).
 
-
-@dataclass(frozen=True)
-class Judgement:
-    """What a RAG metric's judging step found, before strict mode and the reason.
-
-    ``score`` is the metric's formula; ``summary`` is the reason when none is
-    generated; ``details`` is the evidence; ``reason_variables`` is what the
-    reason prompt sees besides the score.
+    Subclasses set ``kind``, ``prompt_folder`` and implement ``judge_case``,
+    returning the verdicts request as the judgement's ``conversation``.
     """
-
-    score: float
-    summary: str
-    details: dict[str, Any] = field(default_factory=dict)
-    reason_variables: dict[str, Any] = field(default_factory=dict)
-
-
-class RagMetric(Metric):
-    """Base of the RAG metrics: a judging step, then strict mode, then an optional reason.
-
-    Subclasses set ``kind``, ``prompt_folder`` and implement ``judge_case``.
-    ``strict_mode`` makes the score binary: 1.0 only when the formula gives a
-    perfect 1.0, else 0.0, with threshold 1.0. For a metric where lower is better
-    (hallucination) it is the mirror image: 0.0 only when the formula gives 0.0,
-    else 1.0, with threshold 0.0. ``details["raw_score"]`` keeps the formula's value.
-    """
-
-    needs_judge = True
-    #: The folder under prompts/ with this metric's prompt files.
-    prompt_folder: ClassVar[str]
-
-    include_reason: bool = Field(True, description="Have the judge explain the score, after scoring.")
-    strict_mode: bool = Field(False, description="Binary: only a perfect score counts; sets the threshold.")
-    reason_prompt: Path | None = Field(None, description="Your own prompt file for the reason.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _strict(cls, data: Any) -> Any:
-        return {**data, "threshold": 0.0 if cls.lower_is_better else 1.0} if strict_requested(data) else data
-
-    def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
-        raise NotImplementedError
-
-    def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
-        if judge is None:
-            raise BackendError(f"metric '{self.display_name}' needs a judge backend")
-        judged = self.judge_case(case, judge)
-        details: dict[str, Any] = {"raw_score": judged.score, **judged.details}
-        reason = judged.summary
-        if self.include_reason:
-            try:
-                reason = self._reason(judge, judged)
-            except (BackendError, PromptError) as err:  # the score stands; say why the reason is missing
-                details["reason_error"] = f"{type(err).__name__}: {err}"
-        return Verdict(score=self._final_score(judged.score), reason=reason, details=details)
 
     def output_items(
         self, case: TestCase, judge: Backend, source: ItemSource, step: str, override: Path | None, max_items: int
@@ -193,17 +136,3 @@ class RagMetric(Metric):
     def render(self, step: str, override: Path | None, **variables: Any) -> RenderedPrompt:
         """This metric's prompt for ``step`` (e.g. "verdicts"), or the user's file instead."""
         return load_prompt(f"{self.prompt_folder}/{step}", override).render(**variables)
-
-    def _final_score(self, raw: float) -> float:
-        if not self.strict_mode:
-            return raw
-        if self.lower_is_better:
-            return 0.0 if raw == 0.0 else 1.0
-        return 1.0 if raw == 1.0 else 0.0
-
-    def _reason(self, judge: Backend, judged: Judgement) -> str:
-        prompt = self.render("reason", self.reason_prompt, score=format_score(judged.score), **judged.reason_variables)
-        reason = str(ask(judge, prompt, REASON_SCHEMA, REASON_TOKENS)["reason"]).strip()
-        if not reason:
-            raise BackendError("the judge wrote a blank reason")
-        return reason

@@ -8,7 +8,8 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
-from localeval.metrics.rag.base import Judgement, RagMetric, judge_verdicts, tally
+from localeval.metrics.judged import Judgement
+from localeval.metrics.rag.base import RagMetric, judge_verdicts, tally
 from localeval.metrics.rag.scores import weighted_cumulative_precision
 
 CHOICES = ("yes", "no")
@@ -40,7 +41,7 @@ class ContextualPrecision(RagMetric):
             expected_output=case.expected_output,
             retrieval_context=nodes,
         )
-        verdicts = judge_verdicts(judge, prompt, len(nodes), CHOICES)
+        verdicts, asked = judge_verdicts(judge, prompt, len(nodes), CHOICES)
         judged = [{"rank": k, "node": n, "verdict": v} for k, (n, v) in enumerate(zip(nodes, verdicts), start=1)]
         counts = tally(verdicts, CHOICES)
         ranks = [item["rank"] for item in judged if item["verdict"] == "yes"]
@@ -51,5 +52,6 @@ class ContextualPrecision(RagMetric):
                 f"{', at ranks ' + ', '.join(map(str, ranks)) if ranks else ''}."
             ),
             details={"verdicts": judged, "counts": counts},
+            conversation=asked,
             reason_variables={"input": case.input, "expected_output": case.expected_output, "verdicts": judged},
         )

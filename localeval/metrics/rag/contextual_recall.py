@@ -9,7 +9,8 @@ from pydantic import Field
 from localeval.backends.base import Backend
 from localeval.case import TestCase
 from localeval.errors import MetricInputError
-from localeval.metrics.rag.base import Judgement, RagMetric, judge_verdicts, tally
+from localeval.metrics.judged import Judgement
+from localeval.metrics.rag.base import RagMetric, judge_verdicts, tally
 from localeval.metrics.rag.scores import recall_score
 from localeval.metrics.rag.sentences import split_sentences
 
@@ -42,12 +43,13 @@ class ContextualRecall(RagMetric):
         prompt = self.render(
             "verdicts", self.verdicts_prompt, retrieval_context=case.retrieval_context, sentences=sentences
         )
-        verdicts = judge_verdicts(judge, prompt, len(sentences), CHOICES)
+        verdicts, asked = judge_verdicts(judge, prompt, len(sentences), CHOICES)
         judged = [{"sentence": s, "verdict": v} for s, v in zip(sentences, verdicts)]
         counts = tally(verdicts, CHOICES)
         return Judgement(
             score=recall_score([v == "yes" for v in verdicts]),
             summary=f"The retrieval context supports {counts['yes']} of {len(sentences)} expected sentences.",
             details={"sentences": sentences, "verdicts": judged, "counts": counts},
+            conversation=asked,
             reason_variables={"retrieval_context": case.retrieval_context, "verdicts": judged},
         )

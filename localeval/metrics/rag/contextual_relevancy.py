@@ -8,8 +8,8 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
+from localeval.metrics.judged import Judgement
 from localeval.metrics.rag.base import (
-    Judgement,
     RagMetric,
     extract,
     judge_verdicts,
@@ -57,7 +57,7 @@ class ContextualRelevancy(RagMetric):
         located = [(i, s) for i, statements in enumerate(per_node, start=1) for s in statements]
         statements = [s for _, s in located]
         prompt = self.render("verdicts", self.verdicts_prompt, input=case.input, statements=statements)
-        verdicts = judge_verdicts(judge, prompt, len(statements), CHOICES)
+        verdicts, asked = judge_verdicts(judge, prompt, len(statements), CHOICES)
         judged = [{"node": i, "statement": s, "verdict": v} for (i, s), v in zip(located, verdicts)]
         counts = tally(verdicts, CHOICES)
         return Judgement(
@@ -66,5 +66,6 @@ class ContextualRelevancy(RagMetric):
                 f"{counts['yes']} of {len(statements)} statements in the retrieval context are relevant to the input."
             ),
             details={"statements": per_node, "dropped": dropped, "verdicts": judged, "counts": counts},
+            conversation=asked,
             reason_variables={"input": case.input, "verdicts": judged},
         )

@@ -9,9 +9,9 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
+from localeval.metrics.judged import Judgement
 from localeval.metrics.rag.base import (
     ItemSource,
-    Judgement,
     RagMetric,
     extract,
     judge_verdicts,
@@ -83,7 +83,8 @@ class Faithfulness(RagMetric):
         prompt = self.render(
             "verdicts", self.verdicts_prompt, documents=documents, from_truths=truths is not None, claims=claims
         )
-        verdicts = cast(list[Ternary], judge_verdicts(judge, prompt, len(claims), TERNARY))
+        chosen, asked = judge_verdicts(judge, prompt, len(claims), TERNARY)
+        verdicts = cast(list[Ternary], chosen)
         judged = [{"claim": c, "verdict": v} for c, v in zip(claims, verdicts)]
         counts = tally(verdicts, TERNARY)
         faithful = counts["yes"] + (counts["idk"] if self.idk_is_faithful else 0)
@@ -104,6 +105,7 @@ class Faithfulness(RagMetric):
                 "counts": counts,
                 "idk_is_faithful": self.idk_is_faithful,
             },
+            conversation=asked,
             reason_variables={
                 "actual_output": case.actual_output,
                 "documents": documents,

@@ -8,7 +8,8 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
-from localeval.metrics.rag.base import Judgement, RagMetric, judge_verdicts, tally
+from localeval.metrics.judged import Judgement
+from localeval.metrics.rag.base import RagMetric, judge_verdicts, tally
 from localeval.metrics.rag.scores import hallucination_score
 
 CHOICES = ("agrees", "contradicts")
@@ -36,12 +37,13 @@ class Hallucination(RagMetric):
     def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
         context = list(case.context or ())
         prompt = self.render("verdicts", self.verdicts_prompt, actual_output=case.actual_output, context=context)
-        verdicts = judge_verdicts(judge, prompt, len(context), CHOICES)
+        verdicts, asked = judge_verdicts(judge, prompt, len(context), CHOICES)
         judged = [{"context": c, "verdict": v} for c, v in zip(context, verdicts)]
         counts = tally(verdicts, CHOICES)
         return Judgement(
             score=hallucination_score([v == "contradicts" for v in verdicts]),
             summary=f"The output contradicts {counts['contradicts']} of {len(context)} context items.",
             details={"verdicts": judged, "counts": counts},
+            conversation=asked,
             reason_variables={"actual_output": case.actual_output, "verdicts": judged},
         )
