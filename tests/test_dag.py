@@ -113,7 +113,8 @@ def test_each_branch_of_the_example_gives_its_score_and_records_its_path(branch:
     assert result.error is None
     assert result.score == score
     assert result.passed is (score >= 0.5)
-    assert result.details == {"raw_score": score, "path": path}
+    assert result.raw_score == score
+    assert result.details == {"path": path}
     assert len(judge.requests) == len(replies)  # one judge call per task or judgement node on the path
 
 
@@ -175,7 +176,7 @@ def test_strict_mode_gives_one_only_for_a_perfect_path(order: str, score: float,
     judge = ScriptedBackend(json_values=[{"output": "Intro, Body, Conclusion"}, {"verdict": True}, {"verdict": order}])
     result = metric.measure(CASE, judge)
     assert (result.score, result.passed) == (score, passed)
-    assert result.details["raw_score"] == {"in order": 1.0, "two out of order": 0.4}[order]
+    assert result.raw_score == {"in order": 1.0, "two out of order": 0.4}[order]
 
 
 def test_the_reason_is_written_last_and_told_the_path_and_the_score() -> None:

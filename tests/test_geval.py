@@ -57,9 +57,9 @@ def test_logprobs_records_the_whole_distribution_in_details() -> None:
     result = geval(include_reason=False).measure(CASE, ScriptedBackend(logprobs=[LOGPROBS]))
     assert result.error is None
     assert result.score == pytest.approx(0.55, rel=1e-12)
+    assert result.raw_score == pytest.approx(3.2, rel=1e-12)
     assert result.details == {
         "method": "logprobs",
-        "raw_score": pytest.approx(3.2, rel=1e-12),
         "score_range": [1, 5],
         "expected_score": pytest.approx(3.2, rel=1e-12),
         "most_likely_score": 3.0,
@@ -79,7 +79,7 @@ def test_top_scores_the_most_likely_score_and_still_reports_the_expected_one() -
     assert result.score == 0.5  # (3 - 1) / 4
     assert result.passed is True
     assert result.details["method"] == "top"
-    assert result.details["raw_score"] == 3.0
+    assert result.raw_score == 3.0
     assert result.details["most_likely_score"] == 3.0
     assert result.details["expected_score"] == pytest.approx(3.15, rel=1e-12)  # .1 + .4 + .9 + 1 + .75
     assert result.reason == "Most likely score 3.00 on 1-5 (the valid scores covered 100% of the judge's probability)."
@@ -90,7 +90,7 @@ def test_top_scores_the_most_likely_score_and_still_reports_the_expected_one() -
 
 def test_logprobs_of_the_same_distribution_is_its_expected_value() -> None:
     result = geval(include_reason=False).measure(CASE, ScriptedBackend(logprobs=[TOP_LOGPROBS]))
-    assert result.details["raw_score"] == pytest.approx(3.15, rel=1e-12)
+    assert result.raw_score == pytest.approx(3.15, rel=1e-12)
     assert result.score == pytest.approx(0.5375, rel=1e-12)
 
 
@@ -158,7 +158,7 @@ def test_strict_mode_passes_when_one_is_the_verdict() -> None:
     assert request.candidates == ("0", "1")
     assert "on a scale from 0 (worst) to 1 (best)" in request.messages[-1].content
     assert (result.score, result.passed, result.threshold) == (1.0, True, 1.0)
-    assert result.details["raw_score"] == pytest.approx(0.7, rel=1e-12)
+    assert result.raw_score == pytest.approx(0.7, rel=1e-12)
     assert result.details["expected_score"] == pytest.approx(0.7, rel=1e-12)
     assert result.details["score_range"] == [0, 1]
 
@@ -168,7 +168,7 @@ def test_strict_mode_fails_when_zero_is_the_verdict() -> None:
         CASE, ScriptedBackend(logprobs=[logprobs(0.7, 0.3, low=0)])
     )
     assert (result.score, result.passed) == (0.0, False)
-    assert result.details["raw_score"] == pytest.approx(0.3, rel=1e-12)
+    assert result.raw_score == pytest.approx(0.3, rel=1e-12)
 
 
 # --- scoring = "sampling" ----------------------------------------------------------------
@@ -195,9 +195,9 @@ def test_sampling_asks_for_twenty_seeded_samples_of_the_score_prompt() -> None:
     geval(include_reason=False).measure(CASE, scored)
     assert {r.messages for r in requests} == {scored.requests[0].messages}
     assert result.score == 0.6875  # mean 3.75 = (30 + 20 + 25) / 20; (3.75 - 1) / 4
+    assert result.raw_score == 3.75
     assert result.details == {
         "method": "sampling",
-        "raw_score": 3.75,
         "score_range": [1, 5],
         "samples": scores,
         "temperature": 1.0,
@@ -211,7 +211,7 @@ def test_sampling_options_set_the_count_temperature_and_first_seed() -> None:
     judge = ScriptedBackend(json_values=[{"score": 2}, {"score": 4}, {"score": 5}])
     result = geval(scoring="sampling", samples=3, temperature=0.5, seed=7, include_reason=False).measure(CASE, judge)
     assert [(r.seed, r.temperature) for r in json_requests(judge)] == [(7, 0.5), (8, 0.5), (9, 0.5)]
-    assert result.details["raw_score"] == pytest.approx(11 / 3, rel=1e-12)
+    assert result.raw_score == pytest.approx(11 / 3, rel=1e-12)
     assert result.score == pytest.approx(2 / 3, rel=1e-12)
 
 
@@ -232,7 +232,7 @@ def test_sampling_with_half_the_samples_invalid_is_the_mean_of_the_valid_ones() 
     assert result.error is None
     assert len(judge.requests) == 20
     assert result.details["samples"] == [None, 5, None, 4] * 5
-    assert result.details["raw_score"] == 4.5
+    assert result.raw_score == 4.5
     assert result.score == 0.875
     assert result.reason == "Mean of 10 valid sampled scores: 4.50 on 1-5."
 
@@ -253,7 +253,7 @@ def test_sampling_counts_off_schema_and_truncated_replies_as_invalid() -> None:
         CASE, ScriptedBackend(json_values=replies)
     )
     assert result.details["samples"] == [None, None, 2, 3]
-    assert result.details["raw_score"] == 2.5
+    assert result.raw_score == 2.5
 
 
 def test_sampling_does_not_hide_other_backend_errors() -> None:
@@ -301,7 +301,7 @@ def test_allow_fallback_samples_and_records_it(scoring: str) -> None:
     assert result.error is None
     assert result.details["method"] == "sampling"
     assert result.details["fallback"] == f"{scoring} -> sampling: the backend gives no log-probabilities"
-    assert result.details["raw_score"] == 3.5
+    assert result.raw_score == 3.5
     assert result.score == 0.625
     assert [r.seed for r in json_requests(judge)] == [0, 1, 2, 3]
     assert all(isinstance(r, JsonRequest) and r.temperature == 1.0 for r in judge.requests)
@@ -399,7 +399,7 @@ def test_the_reason_is_asked_for_after_the_score_and_told_it() -> None:
     )
     assert result.reason == "The sum is right."
     assert result.score == pytest.approx(0.55, rel=1e-12)  # the same as without a reason
-    assert result.details["raw_score"] == pytest.approx(3.2, rel=1e-12)
+    assert result.raw_score == pytest.approx(3.2, rel=1e-12)
 
 
 @pytest.mark.parametrize(

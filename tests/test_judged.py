@@ -79,7 +79,8 @@ def test_the_reason_continues_the_scoring_conversation(reason_prompt: Path) -> N
     )
     assert (reason.json_schema, reason.max_tokens) == (REASON_SCHEMA, 512)
     assert (result.score, result.passed, result.reason) == (0.5, True, "The hours differ.")  # 0.5 <= 0.5
-    assert result.details == {"raw_score": 0.5, "contradicted": 1}
+    assert result.raw_score == 0.5
+    assert result.details == {"contradicted": 1}
 
 
 def test_without_a_scoring_call_the_reason_is_a_fresh_request(reason_prompt: Path) -> None:
@@ -126,7 +127,7 @@ def test_strict_mode_of_a_lower_is_better_metric_mirrors_the_perfect_score() -> 
     scores = []
     for count in (0, 1, 2):
         result = strict.measure(CASE, ScriptedBackend(json_values=[{"contradicted": count}]))
-        scores.append((result.score, result.passed, result.details["raw_score"]))
+        scores.append((result.score, result.passed, result.raw_score))
     assert scores == [(0.0, True, 0.0), (1.0, False, 0.5), (1.0, False, 1.0)]
 
 

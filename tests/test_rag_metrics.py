@@ -114,8 +114,8 @@ def test_answer_relevancy_judges_each_sentence_of_the_output_in_one_call() -> No
     )
     assert "Write exactly 2 verdicts." in user(verdicts)
     assert (result.error, result.score, result.passed) == (None, 0.5, True)
+    assert result.raw_score == 0.5
     assert result.details == {
-        "raw_score": 0.5,
         "statements": OUTPUT_SENTENCES,
         "statements_from": "sentences",
         "dropped": 0,
@@ -148,8 +148,8 @@ def test_answer_relevancy_extracts_statements_then_judges_each() -> None:
     )
     assert "Write exactly 3 verdicts." in user(verdicts)
     assert (result.error, result.score, result.passed) == (None, pytest.approx(2 / 3, rel=1e-12), True)
+    assert result.raw_score == pytest.approx(2 / 3, rel=1e-12)
     assert result.details == {
-        "raw_score": pytest.approx(2 / 3, rel=1e-12),
         "statements": ["You can return them within 30 days.", "Shipping is free.", "Have a nice day."],
         "statements_from": "extracted",
         "dropped": 0,
@@ -235,8 +235,8 @@ def test_faithfulness_judges_each_sentence_against_the_context_in_one_call() -> 
     )
     assert '"no" - the context contradicts the claim;' in user(verdicts)
     assert (result.score, result.passed) == (0.5, True)
+    assert result.raw_score == 0.5
     assert result.details == {
-        "raw_score": 0.5,
         "claims": OUTPUT_SENTENCES,
         "claims_from": "sentences",
         "dropped": {"claims": 0},
@@ -282,8 +282,8 @@ def test_faithfulness_with_a_truths_limit_judges_against_extracted_facts() -> No
     )
     assert '"no" - the facts contradict the claim;' in user(verdicts)
     assert result.score == pytest.approx(2 / 3, rel=1e-12)
+    assert result.raw_score == pytest.approx(2 / 3, rel=1e-12)
     assert result.details == {
-        "raw_score": pytest.approx(2 / 3, rel=1e-12),
         "truths": TRUTHS["truths"],
         "claims": CLAIMS["claims"],
         "claims_from": "extracted",
@@ -341,8 +341,8 @@ def test_hallucination_judges_each_context_item() -> None:
         "Known facts:\n1. Returns are accepted within 30 days.\n2. Shipping costs 5 dollars.\n"
     )
     assert result.score == 0.5
+    assert result.raw_score == 0.5
     assert result.details == {
-        "raw_score": 0.5,
         "verdicts": [
             {"context": "Returns are accepted within 30 days.", "verdict": "agrees"},
             {"context": "Shipping costs 5 dollars.", "verdict": "contradicts"},
@@ -418,8 +418,8 @@ def test_contextual_precision_judges_each_node_in_rank_order() -> None:
         "1. Shipping is free over 50 dollars.\n2. Returns: 30 days.\n3. Refunds are full.\n"
     )
     assert result.score == pytest.approx(7 / 12, rel=1e-12)  # (1/2 + 2/3) / 2
+    assert result.raw_score == pytest.approx(7 / 12, rel=1e-12)
     assert result.details == {
-        "raw_score": pytest.approx(7 / 12, rel=1e-12),
         "verdicts": [
             {"rank": 1, "node": "Shipping is free over 50 dollars.", "verdict": "no"},
             {"rank": 2, "node": "Returns: 30 days.", "verdict": "yes"},
@@ -465,8 +465,8 @@ def test_contextual_recall_judges_each_sentence_of_the_expected_output() -> None
         "Sentences of the expected answer:\n1. You can return them within 30 days.\n2. The refund is full.\n"
     )
     assert result.score == 0.5
+    assert result.raw_score == 0.5
     assert result.details == {
-        "raw_score": 0.5,
         "sentences": ["You can return them within 30 days.", "The refund is full."],
         "verdicts": [
             {"sentence": "You can return them within 30 days.", "verdict": "yes"},
@@ -508,8 +508,8 @@ def test_contextual_relevancy_extracts_statements_per_node_then_judges_them_all(
         "1. Customers can return items.\n2. Returns take 30 days.\n3. Shipping is free over 50 dollars.\n"
     )
     assert result.score == pytest.approx(2 / 3, rel=1e-12)
+    assert result.raw_score == pytest.approx(2 / 3, rel=1e-12)
     assert result.details == {
-        "raw_score": pytest.approx(2 / 3, rel=1e-12),
         "statements": [["Customers can return items.", "Returns take 30 days."], ["Shipping is free over 50 dollars."]],
         "dropped": 1,
         "verdicts": [
@@ -614,8 +614,8 @@ def test_perfect_and_imperfect_scores(kind: str) -> None:
     best = 0.0 if kind in LOWER_IS_BETTER else 1.0
     good = metric(kind, include_reason=False).measure(CASE, ScriptedBackend(json_values=list(perfect)))
     bad = metric(kind, include_reason=False).measure(CASE, ScriptedBackend(json_values=list(imperfect)))
-    assert (good.score, good.passed, good.details["raw_score"]) == (best, True, best)
-    assert (bad.score, bad.details["raw_score"]) == (score, score)
+    assert (good.score, good.passed, good.raw_score) == (best, True, best)
+    assert (bad.score, bad.raw_score) == (score, score)
 
 
 # --- include_reason ------------------------------------------------------------------------------------
@@ -725,7 +725,7 @@ def test_strict_mode_is_binary(kind: str) -> None:
     good = strict.measure(CASE, ScriptedBackend(json_values=list(perfect)))
     bad = strict.measure(CASE, ScriptedBackend(json_values=list(imperfect)))
     assert (good.score, good.passed, good.threshold) == (best, True, best)
-    assert (bad.score, bad.passed, bad.details["raw_score"]) == (worst, False, score)
+    assert (bad.score, bad.passed, bad.raw_score) == (worst, False, score)
 
 
 def test_strict_reason_is_told_the_formulas_score() -> None:
