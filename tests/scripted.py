@@ -22,8 +22,8 @@ from localeval.backends.base import (
     JsonReply,
     JsonRequest,
 )
-from localeval.distribution import renormalize
 from localeval.backends.schema import parse_reply
+from localeval.distribution import renormalize
 
 FULL_CAPABILITIES = Capabilities(
     json_schema=True, distribution=True, multi_token_candidates=True, max_top_logprobs=None
@@ -54,6 +54,7 @@ class ScriptedBackend:
         self.json_values = list(json_values)
         self.logprobs = list(logprobs)
         self.requests: list[JsonRequest | DistributionRequest] = []
+        self.closed = False
         self._capabilities = capabilities
         self._fingerprint = fingerprint or Fingerprint(
             kind="scripted", model="scripted-model", model_sha256="0" * 64, runtime="scripted 1"
@@ -85,6 +86,9 @@ class ScriptedBackend:
             )
         ordered = {c: logprobs[c] for c in request.candidates}
         return DistributionReply(distribution=renormalize(ordered))
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def _next(queue: list[Any], operation: str) -> Any:
