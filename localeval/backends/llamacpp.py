@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.backends.base import (
     Capabilities,
@@ -25,31 +24,12 @@ from localeval.backends.base import (
     JsonRequest,
     Usage,
 )
-from localeval.catalog import ModelSpec, file_sha256
 from localeval.backends.chat import ChatFormat, chat_format_for
+from localeval.backends.options import LlamaCppOptions
+from localeval.backends.schema import bound_arrays, checked_reply
+from localeval.catalog import ModelSpec, file_sha256
 from localeval.distribution import exclusive_logprobs, renormalize
 from localeval.errors import BackendError, BackendUnavailable, CandidateError
-from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
-
-
-class LlamaCppOptions(BaseModel):
-    """Settings of the in-process backend."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    n_threads: int = Field(1, ge=1, description="CPU threads for prompt reading and generation.")
-    n_ctx: int = Field(4096, ge=256, description="Context window in tokens.")
-    n_batch: int = Field(
-        64,
-        ge=8,
-        description=(
-            "Prompt tokens per forward-pass batch. Prompts are read in batches aligned to "
-            "multiples of this, and only whole aligned batches of a shared prefix are reused, "
-            "so a score never depends on what was read before it."
-        ),
-    )
-    max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
-
 
 #: JSON's string character. llama-cpp-python's own rule (``[^"\\\\] | ...``) lets a raw control
 #: character, a newline say, into a string: JSON forbids that, and the reply would fail to parse.
