@@ -23,7 +23,9 @@ if TYPE_CHECKING:
         JsonRequest,
         Message,
     )
-    from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
+    from localeval.backends.llamacpp import LlamaCppBackend
+    from localeval.backends.options import BackendOptions, LlamaCppOptions
+    from localeval.backends.registry import BackendKind, BuildContext
     from localeval.cache import CachedBackend, open_cache
     from localeval.case import Golden, TestCase, ToolCall
     from localeval.catalog import ModelCatalog, ModelSpec
@@ -63,8 +65,11 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "AnswerRelevancy": "localeval.metrics",
     "Backend": "localeval.backends.base",
+    "BackendKind": "localeval.backends.registry",
+    "BackendOptions": "localeval.backends.options",
     "BackendError": "localeval.errors",
     "BackendUnavailable": "localeval.errors",
+    "BuildContext": "localeval.backends.registry",
     "CachedBackend": "localeval.cache",
     "CandidateDistribution": "localeval.distribution",
     "Capabilities": "localeval.backends.base",
@@ -89,7 +94,7 @@ _EXPORTS: dict[str, str] = {
     "JsonReply": "localeval.backends.base",
     "JsonRequest": "localeval.backends.base",
     "LlamaCppBackend": "localeval.backends.llamacpp",
-    "LlamaCppOptions": "localeval.backends.llamacpp",
+    "LlamaCppOptions": "localeval.backends.options",
     "LocalevalError": "localeval.errors",
     "Message": "localeval.backends.base",
     "Metric": "localeval.metrics",

@@ -109,6 +109,10 @@ class CachedBackend:
     def fingerprint(self) -> Fingerprint:
         return self.backend.fingerprint
 
+    def close(self) -> None:
+        """Close the wrapped backend; the store is its opener's to close."""
+        self.backend.close()
+
     def generate_json(self, request: JsonRequest) -> JsonReply:
         if self.store is None or not request.deterministic:
             self._count("uncacheable")

@@ -28,11 +28,12 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, SerializeAsAny, ValidationError
 
-from localeval.backends import BACKEND_KINDS, OPENAI_PRESETS
+from localeval.backends.options import BackendOptions, LlamaCppOptions
+from localeval.backends.registry import backend_options
 from localeval.errors import ConfigError, first_problem
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
@@ -51,31 +52,10 @@ class DatasetConfig(_Section):
     unknown_fields: Literal["error", "metadata", "ignore"] = "error"
 
 
-class BackendConfig(_Section):
-    kind: str = Field(
-        "llama.cpp",
-        description="llama.cpp, ollama, openai-compatible, or a server preset: " + ", ".join(OPENAI_PRESETS),
-    )
-    model: str | None = Field(
-        None, description="llama.cpp: a model name or a GGUF path; a server: its model's name."
-    )
-    base_url: str | None = Field(None, description="A server's URL (Ollama: its host).")
-    api_key_env: str | None = Field(
-        None, description="The environment variable that holds the API key; the key is never in a file."
-    )
-    n_threads: int = Field(1, ge=1, description="llama.cpp: CPU threads.")
-    n_ctx: int = Field(4096, ge=256, description="llama.cpp: context window.")
-    n_batch: int = Field(64, ge=8, description="llama.cpp: prompt batch size.")
-    options: dict[str, Any] = Field(
-        default_factory=dict, description="The backend's own options: timeout, prefill, top_logprobs..."
-    )
-
-    @field_validator("kind")
-    @classmethod
-    def _known(cls, kind: str) -> str:
-        if kind not in BACKEND_KINDS:
-            raise ValueError(f"unknown backend {kind!r} (known: {', '.join(BACKEND_KINDS)})")
-        return kind
+#: A judge's table, ``[backend]``: the options model of the backend kind its ``kind`` names
+#: (llama.cpp when it names none), so each kind takes exactly its own keys. Built-in kinds'
+#: models are in :mod:`localeval.backends.options`; a plugin's kind brings its own.
+BackendConfig = Annotated[SerializeAsAny[BackendOptions], PlainValidator(backend_options)]
 
 
 class ReportConfig(_Section):
@@ -100,7 +80,7 @@ class RunConfig(_Section):
         default_factory=list, description="Your metric modules: .py files (relative to this file) or module names."
     )
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
-    backend: BackendConfig = Field(default_factory=BackendConfig)
+    backend: BackendConfig = Field(default_factory=LlamaCppOptions)
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     report: ReportConfig = Field(default_factory=ReportConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
@@ -128,14 +108,10 @@ class RunConfig(_Section):
         def rebase(p: Path | None) -> Path | None:
             return p if p is None or p.is_absolute() else Path(os.path.normpath(base / p))
 
-        model = self.backend.model  # a path for llama.cpp; a server's model name may hold a "/" too
-        is_path = self.backend.kind == "llama.cpp" and model and (model.endswith(".gguf") or "/" in model)
-        if is_path and not Path(model).is_absolute():  # type: ignore[arg-type]
-            model = os.path.normpath(base / model)  # type: ignore[operator]
         return self.model_copy(
             update={
                 "dataset": self.dataset.model_copy(update={"path": rebase(self.dataset.path)}),
-                "backend": self.backend.model_copy(update={"model": model}),
+                "backend": self.backend.rebased(base),
                 "report": self.report.model_copy(
                     update={name: rebase(getattr(self.report, name)) for name in ("path", "html", "junit")}
                 ),
@@ -167,7 +143,8 @@ class RunConfig(_Section):
         inside it: a composite's parts, a DAG's G-Eval leaves) are relative to the config file."""
         if self.source == "<command line>":
             return metric
-        return rebased_paths(metric, self._base())
+        rebased: Metric = rebased_paths(metric, self._base())
+        return rebased
 
 
 def rebased_paths(value: Any, base: Path) -> Any:

@@ -72,6 +72,7 @@ class ScriptedJudge:
         self.logprobs = list(logprobs)
         self.requests: list[JsonRequest | DistributionRequest] = []
         self.usage = usage
+        self.closed = False
         self._capabilities = capabilities
         self._fingerprint = fingerprint or Fingerprint(
             kind="scripted", model="scripted-model", model_sha256="0" * 64, runtime="scripted 1"
@@ -105,7 +106,8 @@ class ScriptedJudge:
         return DistributionReply(distribution=renormalize(ordered), usage=self.usage)
 
     def close(self) -> None:
-        """Nothing to free."""
+        """Nothing to free; ``closed`` records that it was called."""
+        self.closed = True
 
 
 def _next(queue: list[Any], operation: str) -> Any:

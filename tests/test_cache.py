@@ -147,6 +147,14 @@ def test_a_scripted_backend_is_a_backend(store: diskcache.Cache) -> None:
     assert isinstance(CachedBackend(backend, store), Backend)
 
 
+def test_closing_the_cache_wrapper_closes_the_backend(store: diskcache.Cache) -> None:
+    backend = ScriptedBackend()
+    CachedBackend(backend, store).close()
+    assert backend.closed is True
+    store.set("still", "open")  # the store is its opener's to close
+    assert store.get("still") == "open"
+
+
 def test_the_second_identical_call_is_a_hit(store: diskcache.Cache) -> None:
     backend = ScriptedBackend(json_values=[{"ok": True}])
     cached = CachedBackend(backend, store)

@@ -146,7 +146,7 @@ def test_bad_config_key_names_the_file_and_key(env, tmp_path):
     config.write_text("[backend]\nn_thread = 2\n")
     result = localeval("run", "-c", str(config), env=env)
     assert result.returncode == 2
-    assert f"{config}: backend.n_thread" in result.stderr
+    assert f"{config}: backend: option 'n_thread' does not apply to the llama.cpp backend" in result.stderr
 
 
 @pytest.mark.model

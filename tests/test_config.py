@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from localeval.backends.options import OllamaOptions, OpenAICompatOptions
 from localeval.cli.session import settings_from_cli
 from localeval.config import RunConfig
 from localeval.errors import ConfigError, UnknownMetric
@@ -86,7 +87,7 @@ def test_an_unknown_key_names_the_file_and_the_key_path(tmp_path: Path) -> None:
     path = write(tmp_path / "eval.toml", "[backend]\nn_thread = 2\n")
     with pytest.raises(ConfigError) as info:
         RunConfig.load(path)
-    assert str(info.value) == f"{path}: backend.n_thread: Extra inputs are not permitted"
+    assert str(info.value) == f"{path}: backend: option 'n_thread' does not apply to the llama.cpp backend"
 
 
 def test_an_unknown_section_names_it(tmp_path: Path) -> None:
@@ -278,3 +279,99 @@ def test_prompt_paths_inside_a_composite_and_a_dag_are_relative_to_the_config(tm
     assert composite.metrics[0].reason_prompt == tmp_path / "conf" / "p" / "reason.txt"
     leaf = dag.nodes["is_ok"].children[1]
     assert leaf.geval.score_prompt == tmp_path / "conf" / "p" / "score.txt"
+
+
+# --- [backend]: one options model per kind ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ('kind = "ollama"\nmodel = "qwen2.5:7b"\nn_threads = 2\n',
+         "backend: option 'n_threads' does not apply to the ollama backend"),
+        ('base_url = "http://127.0.0.1:8080/v1"\n', "backend: option 'base_url' does not apply to the llama.cpp backend"),
+        ('kind = "ollama"\nmodel = "m"\napi_key_env = "KEY"\n',
+         "backend: option 'api_key_env' does not apply to the ollama backend"),
+        ('kind = "vllm"\nn_ctx = 8192\n', "backend: option 'n_ctx' does not apply to the vllm backend"),
+        ('kind = "vllm"\noptions = { num_ctx = 8192 }\n', "backend: option 'num_ctx' does not apply to the vllm backend"),
+        ('kind = "vllm"\ntimeout = 5\noptions = { timeout = 6 }\n',
+         "backend: option 'timeout' is given twice: in the table and in its options"),
+        ('kind = "ollama"\n', "backend.model: Field required"),
+        ('kind = "openai-compatible"\n', "backend.base_url: Field required"),
+        ('kind = "llama-cpp-python"\ntop_logprobs = 25\n', "backend.top_logprobs: Input should be less than or equal to 20"),
+        ('kind = "tgi"\n', "backend.kind: unknown backend 'tgi' (known: llama.cpp, openai-compatible, ollama, lmstudio,"),
+    ],
+)
+def test_each_kind_takes_exactly_its_own_options(tmp_path: Path, table: str, problem: str) -> None:
+    path = write(tmp_path / "eval.toml", "[backend]\n" + table)
+    with pytest.raises(ConfigError) as info:
+        RunConfig.load(path)
+    assert str(info.value).startswith(f"{path}: {problem}")
+
+
+def test_a_preset_is_the_openai_compatible_kind_with_the_servers_defaults(tmp_path: Path) -> None:
+    config = RunConfig.load(write(tmp_path / "eval.toml", '[backend]\nkind = "llama-cpp-python"\ntimeout = 30\n'))
+    backend = config.backend
+    assert isinstance(backend, OpenAICompatOptions)
+    assert (backend.kind, backend.base_url, backend.prefill, backend.max_concurrency, backend.timeout) == (
+        "llama-cpp-python", "http://localhost:8000/v1", "completion", 1, 30.0
+    )
+    plain = RunConfig.load(write(tmp_path / "plain.toml", '[backend]\nkind = "openai-compatible"\nbase_url = "u"\n'))
+    assert (plain.backend.prefill, plain.backend.max_concurrency) == ("instruction", 4)  # type: ignore[union-attr]
+
+
+def test_a_config_dump_validates_back_to_the_same_backend(tmp_path: Path) -> None:
+    """A run's journal keeps the config as JSON; a resumed run must get the same judge back."""
+    for table in ('kind = "llama-server"\nmodel = "m"\n', 'kind = "ollama"\nmodel = "m"\nnum_ctx = 2048\n', ""):
+        config = RunConfig.load(write(tmp_path / "eval.toml", "[backend]\n" + table))
+        dumped = config.model_dump(mode="json")
+        assert dumped["backend"]["kind"] == config.backend.kind
+        assert RunConfig.model_validate(dumped).backend == config.backend
+
+
+def test_the_options_sub_table_is_still_read(tmp_path: Path) -> None:
+    path = write(tmp_path / "eval.toml", '[backend]\nkind = "ollama"\nmodel = "m"\noptions = { timeout = 60, num_ctx = 2048 }\n')
+    backend = RunConfig.load(path).backend
+    assert (backend.timeout, backend.num_ctx) == (60.0, 2048)  # type: ignore[union-attr]
+    assert "options" not in RunConfig.load(path).model_dump()["backend"]
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"backend": "ollama", "model": "m", "threads": 2}, "--threads does not apply to the ollama backend"),
+        ({"base_url": "http://127.0.0.1:8080/v1"}, "--base-url does not apply to the llama.cpp backend"),
+        ({"backend": "vllm", "threads": 1}, "--threads does not apply to the vllm backend"),
+        ({"backend": "nope"}, "command line: backend.kind: unknown backend 'nope'"),
+        ({"threads": 0}, "command line: backend.n_threads: Input should be greater than or equal to 1"),
+        ({"backend": "ollama"}, "command line: backend.model: Field required"),
+    ],
+)
+def test_a_command_line_option_the_kind_does_not_take_is_an_error(options: dict[str, Any], problem: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        cli(**options)
+    assert str(info.value).startswith(problem)
+
+
+def test_another_backend_on_the_command_line_leaves_the_files_table_out(tmp_path: Path) -> None:
+    path = write(tmp_path / "eval.toml", FULL)  # llama.cpp, n_threads = 2
+    settings = cli(config=path, backend="ollama", model="qwen2.5:7b", base_url="http://127.0.0.1:9")
+    assert settings.backend == OllamaOptions(model="qwen2.5:7b", base_url="http://127.0.0.1:9")
+    same = cli(config=path, backend="llama.cpp", threads=3)
+    assert (same.backend.model, same.backend.n_threads) == (str(tmp_path / "models" / "judge.gguf"), 3)  # type: ignore[union-attr]
+
+
+def test_meta_eval_checks_its_backend_options_the_same_way(tmp_path: Path) -> None:
+    from localeval.cli.session import meta_eval_settings_from_cli
+
+    common: dict[str, Any] = {
+        "data": tmp_path / "d.json", "metric": "geval:coherence", "methods": None, "fields": ["input=q"], "human": "h",
+        "group": None, "limit": None, "metric_options": None, "items_out": None, "report": None, "model": None,
+        "threads": None, "no_cache": True, "cache_dir": None,
+    }
+    with pytest.raises(ConfigError, match=r"^--threads does not apply to the ollama backend$"):
+        meta_eval_settings_from_cli(**{**common, "backend": "ollama", "model": "m", "threads": 2})
+    with pytest.raises(ConfigError, match=r"^--base-url does not apply to the llama.cpp backend$"):
+        meta_eval_settings_from_cli(**{**common, "base_url": "http://x"})
+    settings = meta_eval_settings_from_cli(**{**common, "backend": "vllm", "base_url": "http://gpu:8000/v1"})
+    assert (settings.backend.kind, settings.backend.base_url) == ("vllm", "http://gpu:8000/v1")  # type: ignore[attr-defined]

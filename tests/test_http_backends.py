@@ -354,17 +354,17 @@ def test_an_unknown_model_and_a_garbled_reply_are_clear_errors():
 
 
 def test_make_backend_builds_each_kind_lazily(standin, llama_server, default_model):
-    backend = make_backend("ollama", model="smollm2:135m", host=standin.url)
+    backend = make_backend("ollama", model="smollm2:135m", base_url=standin.url)
     assert isinstance(backend, OllamaBackend)
     backend.close()
     preset = make_backend("llama-cpp-python", base_url=llama_server.url, api_key=KEY)
     assert preset.fingerprint.settings["prefill"] == "completion"
     preset.close()
-    local = make_backend("llama.cpp", model_path=default_model[1], n_threads=1)
+    local = make_backend("llama.cpp", model=default_model[1], n_threads=1)
     assert local.fingerprint.kind == "llama.cpp"
     local.close()
     with pytest.raises(ConfigError, match="n_threads"):
-        make_backend("llama.cpp", model_path=default_model[1], n_threads=0)
+        make_backend("llama.cpp", model=default_model[1], n_threads=0)
     with pytest.raises(ConfigError, match="unknown backend 'tgi'"):
         make_backend("tgi")
     with pytest.raises(ConfigError, match="top_logprobs"):

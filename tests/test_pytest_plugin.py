@@ -136,7 +136,8 @@ from localeval.pytest_plugin import judge_settings
 
 def test_settings(pytestconfig):
     s = judge_settings(pytestconfig)
-    print("SETTINGS", s.backend.kind, s.backend.model, s.backend.base_url, s.backend.n_threads, s.cache.enabled)
+    b = s.backend
+    print("SETTINGS", b.kind, b.model, getattr(b, "base_url", None), getattr(b, "n_threads", None), s.cache.enabled)
 """
 
 
@@ -153,8 +154,8 @@ def test_settings(pytestconfig):
         ("localeval_backend = ollama\n",
          ("--localeval-config", "conf/eval.toml", "--localeval-model", "qwen3:0.6b",
           "--localeval-base-url", "http://127.0.0.1:9"),
-         "ollama qwen3:0.6b http://127.0.0.1:9 2 False"),
-        ("", ("--no-localeval-cache", "--localeval-backend", "vllm"), "vllm None None 1 False"),
+         "ollama qwen3:0.6b http://127.0.0.1:9 None False"),  # the file's table is for llama.cpp
+        ("", ("--no-localeval-cache", "--localeval-backend", "vllm"), "vllm None http://localhost:8000/v1 None False"),
     ],
 )
 def test_options_ini_keys_and_config_file_set_up_the_judge(

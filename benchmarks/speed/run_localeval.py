@@ -130,7 +130,7 @@ class Judge:
 
     @classmethod
     def in_process(cls, model: Path, spec: Any, threads: int) -> Judge:
-        return cls("localeval", make_backend("llama.cpp", model_path=model, spec=spec, n_threads=threads))
+        return cls("localeval", make_backend("llama.cpp", model=spec.name, n_threads=threads))
 
     @classmethod
     def http(cls, proxy_url: str, model_id: str) -> Judge:

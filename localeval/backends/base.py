@@ -133,7 +133,9 @@ class Fingerprint(BaseModel):
 
 @runtime_checkable
 class Backend(Protocol):
-    """A judge model. Implementations: :mod:`localeval.backends.llamacpp`; the cache wraps any."""
+    """A judge model. Implementations: :mod:`localeval.backends.llamacpp`, ``ollama``,
+    ``openai_compat``, and any kind a package registers (:mod:`localeval.backends.registry`);
+    the cache wraps any."""
 
     @property
     def capabilities(self) -> Capabilities: ...
@@ -144,3 +146,7 @@ class Backend(Protocol):
     def generate_json(self, request: JsonRequest) -> JsonReply: ...
 
     def candidate_distribution(self, request: DistributionRequest) -> DistributionReply: ...
+
+    def close(self) -> None:
+        """Free what the backend holds (a loaded model, connections); it is not used afterwards."""
+        ...

@@ -20,52 +20,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Self
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localeval.errors import (
-    BackendError,
-    BackendUnavailable,
-    ConfigError,
-    first_problem,
-)
+from localeval.backends.options import HttpOptions
+from localeval.errors import BackendError, BackendUnavailable
 
 #: Characters of a response body quoted in an error message.
 BODY_EXCERPT = 300
 MASK = "***"
-
-
-class HttpOptions(BaseModel):
-    """Timeouts, retries and concurrency of an HTTP backend."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    timeout: float = Field(
-        600.0, gt=0, description="Seconds to wait for a reply; a CPU judge reading a long prompt is slow."
-    )
-    connect_timeout: float = Field(5.0, gt=0, description="Seconds to wait for a connection.")
-    max_attempts: int = Field(4, ge=1, description="Tries per request, the first included.")
-    backoff: float = Field(0.5, ge=0, description="Seconds before the first retry; doubles each retry.")
-    max_backoff: float = Field(8.0, ge=0, description="Cap on one backoff delay (Retry-After may ask more).")
-    retry_deadline: float = Field(
-        120.0, ge=0, description="No retry starts later than this many seconds after the first attempt."
-    )
-    retry_timeouts: bool = Field(
-        False, description="Retry a request whose reply timed out (the server may still be busy with it)."
-    )
-    max_concurrency: int = Field(4, ge=1, description="Requests in flight at once, over all threads.")
-
-    @classmethod
-    def parse(cls, backend: str, options: dict[str, Any]) -> Self:
-        """``options`` validated; a :class:`ConfigError` naming the backend and the option otherwise."""
-        try:
-            return cls(**options)
-        except ValidationError as err:
-            field, message = first_problem(err)
-            raise ConfigError(f"{backend} backend option {field}: {message}") from err
 
 
 class HttpStatusError(BackendError):

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.backends.base import (
     Capabilities,
@@ -26,30 +25,11 @@ from localeval.backends.base import (
     Usage,
 )
 from localeval.backends.chat import ChatFormat, chat_format_for
-from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
+from localeval.backends.options import LlamaCppOptions
+from localeval.backends.schema import bound_arrays, checked_reply
 from localeval.catalog import ModelSpec, file_sha256
 from localeval.distribution import exclusive_logprobs, renormalize
 from localeval.errors import BackendError, BackendUnavailable, CandidateError
-
-
-class LlamaCppOptions(BaseModel):
-    """Settings of the in-process backend."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    n_threads: int = Field(1, ge=1, description="CPU threads for prompt reading and generation.")
-    n_ctx: int = Field(4096, ge=256, description="Context window in tokens.")
-    n_batch: int = Field(
-        64,
-        ge=8,
-        description=(
-            "Prompt tokens per forward-pass batch. Prompts are read in batches aligned to "
-            "multiples of this, and only whole aligned batches of a shared prefix are reused, "
-            "so a score never depends on what was read before it."
-        ),
-    )
-    max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
-
 
 #: JSON's string character. llama-cpp-python's own rule (``[^"\\\\] | ...``) lets a raw control
 #: character, a newline say, into a string: JSON forbids that, and the reply would fail to parse.
@@ -146,7 +126,9 @@ class LlamaCppBackend:
     def _grammar(self, schema: dict[str, Any]) -> Any:
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
-            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_string(json_grammar(schema), verbose=False)
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            self._grammars[key] = LlamaGrammar.from_string(json_grammar(schema), verbose=False)
         return self._grammars[key]
 
     # -- Candidate distributions -------------------------------------------------------
@@ -184,7 +166,8 @@ class LlamaCppBackend:
         pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
         logits = np.ctypeslib.as_array(pointer, shape=(self._llm.n_vocab(),)).astype(np.float64)
         top = logits.max()
-        return logits - (top + np.log(np.exp(logits - top).sum()))
+        logprobs: np.ndarray = logits - (top + np.log(np.exp(logits - top).sum()))
+        return logprobs
 
     def _read_prompt(self, tokens: list[int]) -> None:
         """Bring the context to exactly ``tokens``, reusing the cached prefix where it can.

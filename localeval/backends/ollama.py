@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
-from pydantic import Field
 
 from localeval.backends.base import (
     Capabilities,
@@ -32,7 +31,8 @@ from localeval.backends.base import (
     JsonRequest,
     Usage,
 )
-from localeval.backends.http import HttpClient, HttpOptions, HttpStatusError
+from localeval.backends.http import HttpClient, HttpStatusError
+from localeval.backends.options import OLLAMA_HOST, OllamaOptions
 from localeval.backends.scan import (
     ScoredToken,
     position_capabilities,
@@ -40,24 +40,15 @@ from localeval.backends.scan import (
     read_distribution,
     require_single_characters,
 )
-from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
+from localeval.backends.schema import bound_arrays, checked_reply
 from localeval.errors import BackendError, BackendUnavailable
 
-DEFAULT_HOST = "http://127.0.0.1:11434"
+DEFAULT_HOST = OLLAMA_HOST
 #: The first Ollama release that returns log-probabilities.
 LOGPROBS_SINCE = (0, 12, 11)
 # Sample from the model's whole distribution, as the in-process backend does:
 # no top-k/top-p/min-p truncation and no repetition penalty.
 NEUTRAL_SAMPLING = {"top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0}
-
-
-class OllamaOptions(HttpOptions):
-    """Settings of the Ollama backend (the HTTP ones included)."""
-
-    num_ctx: int | None = Field(None, ge=256, description="Context window; the model's default when None.")
-    top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per position (Ollama allows 0-20).")
-    scan_tokens: int = Field(8, ge=1, description="Tokens generated after the prefill to reach the score.")
-    max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
 
 
 class OllamaBackend:
@@ -82,7 +73,7 @@ class OllamaBackend:
     ) -> None:
         """Connect and identify ``model``; :class:`BackendUnavailable` when Ollama is not
         running or the model is not pulled."""
-        self.options = OllamaOptions.parse(self.kind, options)
+        self.options = OllamaOptions.parse(self.kind, {**options, "model": model, "base_url": host})
         self.model = model
         self._http = HttpClient(host, options=self.options, transport=transport, sleep=sleep)
         self._notes: dict[str, str] = {}

@@ -20,11 +20,10 @@ import threading
 import time
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-from pydantic import Field
 
 from localeval.backends.base import (
     Capabilities,
@@ -40,12 +39,7 @@ from localeval.backends.completions import (
     completion_chat_format,
     render_prompt,
 )
-from localeval.backends.http import (
-    HttpClient,
-    HttpOptions,
-    HttpStatusError,
-    is_loopback,
-)
+from localeval.backends.http import HttpClient, HttpStatusError, is_loopback
 from localeval.backends.openai_shapes import (
     chat_tokens,
     completion_tokens,
@@ -54,6 +48,7 @@ from localeval.backends.openai_shapes import (
     response_format,
     server_runtime,
 )
+from localeval.backends.options import OpenAICompatOptions
 from localeval.backends.scan import (
     PrefillMode,
     ScoredToken,
@@ -64,50 +59,9 @@ from localeval.backends.scan import (
     read_distribution,
     require_single_characters,
 )
-from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
+from localeval.backends.schema import bound_arrays, checked_reply
 from localeval.catalog import file_sha256
 from localeval.errors import BackendError, BackendUnavailable, ConfigError
-
-StructuredOutput = Literal["auto", "json_schema", "json_object"]
-
-#: Where each server listens by default, and what it is known to support.
-PRESETS: dict[str, dict[str, Any]] = {
-    "lmstudio": {"base_url": "http://localhost:1234/v1", "prefill": "instruction"},
-    "vllm": {"base_url": "http://localhost:8000/v1", "prefill": "continue", "structured_output": "json_schema"},
-    # cache_prompt off: a reused prompt prefix shifts llama.cpp's logprobs (by up to 0.006 in a
-    # G-Eval score, measured), so a score would depend on the request before it.
-    "llama-server": {"base_url": "http://localhost:8080/v1", "prefill": "continue",
-                     "extra_body": {"cache_prompt": False}},
-    # Its server does not continue a final assistant message; the completion prefill gives the
-    # in-process scores (0.645161 both on the test case). ChatML is the default model's (SmolLM2)
-    # template: another model needs its own chat_template. It serves one request at a time and
-    # keeps the last prompt's KV state: requests sent one by one, in the run's prefix order, reuse
-    # it; sent four at once, the server picks the order and re-reads shared prefixes. Its sampling
-    # defaults (repeat_penalty 1.1, top_k 40, top_p 0.95, min_p 0.05) are set to the in-process
-    # backend's: the model's own distribution, unpenalized.
-    "llama-cpp-python": {
-        "base_url": "http://localhost:8000/v1", "prefill": "completion", "chat_template": "chatml",
-        "structured_output": "json_object", "max_concurrency": 1,
-        "extra_body": {"repeat_penalty": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0},
-    },
-    "ollama-openai": {"base_url": "http://localhost:11434/v1", "prefill": "continue"},
-}
-
-
-class OpenAICompatOptions(HttpOptions):
-    """Settings of an OpenAI-compatible backend (the HTTP ones included)."""
-
-    structured_output: StructuredOutput = Field("auto", description="The response_format dialect.")
-    prefill: PrefillMode = Field("instruction", description="How the model is made to write the prefill.")
-    top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per position; vLLM caps it at 20.")
-    scan_tokens: int = Field(16, ge=1, description="Tokens generated, beyond the prefill, to reach the score.")
-    max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
-    chat_template: str | None = Field(
-        None, description="completion prefill: 'chatml' or the model's Jinja template file; None: the server's."
-    )
-    extra_body: dict[str, Any] = Field(
-        default_factory=dict, description="Server-specific fields added to every generation request."
-    )
 
 
 class OpenAICompatBackend:
@@ -131,7 +85,7 @@ class OpenAICompatBackend:
 
         ``model`` may be left out when the server serves exactly one.
         """
-        self.options = OpenAICompatOptions.parse(self.kind, options)
+        self.options = OpenAICompatOptions.parse(self.kind, {**options, "base_url": base_url, "model": model})
         self._http = HttpClient(base_url, api_key=api_key, options=self.options, transport=transport, sleep=sleep)
         configured = self.options.structured_output
         self._dialect: str | None = None if configured == "auto" else configured
@@ -143,14 +97,6 @@ class OpenAICompatBackend:
         except BaseException:
             self._http.close()  # nobody else can: the object is never returned
             raise
-
-    @classmethod
-    def preset(cls, name: str, model: str | None = None, **overrides: Any) -> OpenAICompatBackend:
-        """A backend for a known server (``PRESETS``): its default URL and settings, then ``overrides``."""
-        if name not in PRESETS:
-            raise ConfigError(f"unknown OpenAI-compatible preset {name!r} (known: {', '.join(PRESETS)})")
-        settings = {**PRESETS[name], **overrides}
-        return cls(settings.pop("base_url"), model, **settings)
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend({self._http.shown_url!r}, model={self.model!r})"

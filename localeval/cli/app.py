@@ -61,9 +61,14 @@ def _paths() -> Paths:
 
 BackendOption = Annotated[
     str | None,
-    typer.Option("--backend", help="llama.cpp (default), ollama, openai-compatible, lmstudio, vllm, llama-server, ..."),
+    typer.Option(
+        "--backend",
+        help="llama.cpp (default), ollama, openai-compatible, lmstudio, vllm, llama-server, ... "
+        "(all: `localeval backends list`). Another kind than the config's leaves its [backend] table out.",
+    ),
 ]
 BaseUrlOption = Annotated[str | None, typer.Option(help="The server's URL, for HTTP backends.")]
+ThreadsOption = Annotated[int | None, typer.Option(help="CPU threads for the judge (llama.cpp).")]
 ModelOption = Annotated[
     str | None, typer.Option(help="Judge model: a name from `models list`, a .gguf path, or a server's model.")
 ]
@@ -77,7 +82,7 @@ def run(
     model: ModelOption = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
-    threads: Annotated[int | None, typer.Option(help="CPU threads for the judge.")] = None,
+    threads: ThreadsOption = None,
     field: Annotated[list[str] | None, typer.Option("--map", help="FILE_KEY=FIELD, e.g. query=input; repeatable.")] = None,
     list_delimiter: Annotated[str | None, typer.Option(help="Separator of list items in CSV cells.")] = None,
     report: Annotated[Path | None, typer.Option(help="Also write the JSON report here.")] = None,
@@ -177,7 +182,7 @@ def meta_eval(
     model: ModelOption = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
-    threads: Annotated[int | None, typer.Option(help="CPU threads for the judge.")] = None,
+    threads: ThreadsOption = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
 ) -> None:
@@ -202,15 +207,34 @@ def backends_check(
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
     model: ModelOption = None,
+    threads: ThreadsOption = None,
 ) -> None:
     """Ask the configured judge what it supports, with one real call of each kind."""
     from localeval.cli import probe, session
 
     settings = session.settings_from_cli(
-        dataset=None, config=config, metrics=None, model=model, threads=None, fields=None,
+        dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None,
         list_delimiter=None, report=None, no_cache=True, cache_dir=None, backend=backend, base_url=base_url,
     )
     raise typer.Exit(probe.check(settings.backend, _paths(), os.environ, _out(), _err()))
+
+
+@backends_app.command("list")
+def backends_list() -> None:
+    """Show every backend kind, installed plugins' included, and the options its table takes."""
+    from localeval.backends.options import HttpOptions
+    from localeval.backends.registry import backend_kind, backend_kinds
+
+    table = Table()
+    for column in ("kind", "description", "options"):
+        table.add_column(column)
+    for name in backend_kinds():
+        kind = backend_kind(name)
+        keys = [key for key in kind.options.model_fields if key != "kind"]
+        # The kind's own options first; the HTTP client's (timeouts, retries) after them.
+        options = ", ".join(sorted(keys, key=lambda key: key in HttpOptions.model_fields))
+        table.add_row(name, escape(kind.description), options)
+    _out().print(table)
 
 
 @models_app.command("list")

@@ -12,7 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from localeval.backends.base import Backend, DistributionRequest, JsonRequest, Message
-from localeval.config import BackendConfig, CacheConfig
+from localeval.backends.options import BackendOptions
+from localeval.config import CacheConfig
 from localeval.errors import BackendError
 from localeval.judge import load_judge
 from localeval.paths import Paths
@@ -26,7 +27,7 @@ _JSON = JsonRequest(
 _SCORES = DistributionRequest(messages=_QUESTION, prefill="Score: ", candidates=tuple("12345"))
 
 
-def check(backend: BackendConfig, paths: Paths, environ: Mapping[str, str], out: Console, err: Console) -> int:
+def check(backend: BackendOptions, paths: Paths, environ: Mapping[str, str], out: Console, err: Console) -> int:
     """Print the judge's identity, capabilities and a live probe of each operation; 0 if all worked."""
     with ExitStack() as stack:
         judge = load_judge(backend, CacheConfig(enabled=False), paths, environ, stack, err)

@@ -12,6 +12,8 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 
+from localeval.backends.options import BackendOptions, LlamaCppOptions
+from localeval.backends.registry import backend_kind, parse_backend
 from localeval.cli.console import (
     print_alignment,
     print_errors,
@@ -20,7 +22,7 @@ from localeval.cli.console import (
     progress_bar,
 )
 from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
-from localeval.config import BackendConfig, CacheConfig, RunConfig
+from localeval.config import CacheConfig, RunConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError, first_problem
 from localeval.events import Events
@@ -104,11 +106,32 @@ def _mapping(pairs: list[str]) -> dict[str, str]:
     return _pairs(pairs, "--map", "FILE_KEY=FIELD")
 
 
+#: The command-line options that set a backend option, and the option each sets.
+BACKEND_FLAGS = {"--model": "model", "--base-url": "base_url", "--threads": "n_threads"}
+
+
 def _backend_overrides(
-    base: BackendConfig, kind: str | None, model: str | None, base_url: str | None, threads: int | None
-) -> BackendConfig:
-    overrides = {"kind": kind, "model": model, "base_url": base_url, "n_threads": threads}
-    return base.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    base: BackendOptions, kind: str | None, model: str | None, base_url: str | None, threads: int | None
+) -> BackendOptions:
+    """``base`` with the command line's backend options on top, checked.
+
+    A ``--backend`` other than ``base``'s kind starts from that kind's defaults:
+    the config's settings are for another backend. An option the kind does not
+    take (``--threads`` for a server) is an error naming the option and the kind.
+    """
+    table: dict[str, Any] = base.model_dump() if kind in (None, base.kind) else {"kind": kind}
+    given = {"--model": model, "--base-url": base_url, "--threads": threads}
+    try:
+        takes = backend_kind(table["kind"]).options.model_fields
+    except ConfigError as err:
+        raise ConfigError(f"command line: backend.kind: {err}") from err
+    for flag, value in given.items():
+        if value is None:
+            continue
+        if BACKEND_FLAGS[flag] not in takes:
+            raise ConfigError(f"{flag} does not apply to the {table['kind']} backend")
+        table[BACKEND_FLAGS[flag]] = value
+    return parse_backend(table, "command line: backend")
 
 
 @dataclass(frozen=True)
@@ -188,7 +211,7 @@ class MetaEvalSettings:
     options: dict[str, Any]
     methods: list[str]
     spec: JudgmentSpec
-    backend: BackendConfig
+    backend: BackendOptions
     cache: CacheConfig
     items_out: Path | None = None
     report: Path | None = None
@@ -214,12 +237,7 @@ def meta_eval_settings_from_cli(
     base_url: str | None = None,
 ) -> MetaEvalSettings:
     """The command line's options, parsed and checked; a problem is a one-line ``ConfigError``."""
-    chosen = _backend_overrides(BackendConfig(), backend, model, base_url, threads)
-    try:
-        backend_config = BackendConfig.model_validate(chosen.model_dump())
-    except ValidationError as error:
-        where, message = first_problem(error)
-        raise ConfigError(f"command line: backend.{where}: {message}") from error
+    backend_config = _backend_overrides(LlamaCppOptions(), backend, model, base_url, threads)
     return MetaEvalSettings(
         data=data,
         metric=metric,

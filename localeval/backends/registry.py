@@ -1,0 +1,203 @@
+"""Backend kinds by name: the built-in ones, and those installed packages add through entry points.
+
+A kind is a :class:`BackendKind`: its options model (what a ``[backend]`` table
+of that kind may hold) and a factory that builds the backend from validated
+options. A package adds a kind by naming a ``BackendKind`` in the entry-point
+group ``localeval.backends``; the entry point's name is the kind's name::
+
+    [project.entry-points."localeval.backends"]
+    tgi = "my_package.judge:TGI_KIND"
+
+Entry points are looked up when a kind is asked for, never at import, and a
+plugin's module is imported only when its kind is used.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from localeval.backends.options import BackendOptions
+from localeval.errors import ConfigError, first_problem
+from localeval.paths import Paths
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+    from localeval.backends.base import Backend
+
+ENTRY_POINT_GROUP = "localeval.backends"
+#: The kind of a ``[backend]`` table that names none.
+DEFAULT_KIND = "llama.cpp"
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a factory may use besides its options: the surroundings, never part of a config."""
+
+    #: Where API keys are read from (an option such as ``api_key_env`` names the variable).
+    environ: Mapping[str, str]
+    #: Where pulled models live (``paths.home``).
+    paths: Paths
+    #: The cache's store: a model file's sha256 is computed once, not at every load.
+    sha256_memo: MutableMapping[str, str] | None = None
+    #: The config table the options came from, for messages ("backend.api_key_env: ...").
+    where: str = "backend"
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> BuildContext:
+        """The context of a process whose environment is ``environ``: its model folder, its API keys."""
+        return cls(environ=environ, paths=Paths.from_environ(environ))
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    """One kind of judge backend.
+
+    ``options`` is a :class:`BackendOptions` subclass with exactly the keys a
+    ``[backend]`` table of this kind may hold. ``factory(options, context,
+    **extras)`` builds the backend; ``extras`` names the keyword arguments
+    :func:`make_backend` passes it as they are: Python objects no config file
+    holds (an API key, an httpx transport).
+    """
+
+    name: str
+    options: type[BackendOptions]
+    factory: Callable[..., Backend]
+    description: str
+    extras: tuple[str, ...] = ()
+
+    def parse(self, table: Mapping[str, Any]) -> BackendOptions:
+        """A table of options (its ``kind`` left out) validated by this kind's model.
+
+        An option this kind does not take is a ``ValueError`` naming it; a bad
+        value is pydantic's ``ValidationError``, located at the option.
+        """
+        values = _flattened(table, self.options)
+        for key in values:
+            if key == "kind" or key not in self.options.model_fields:
+                raise ValueError(f"option {key!r} does not apply to the {self.name} backend")
+        return self.options.model_validate({**values, "kind": self.name})
+
+    def build(self, options: BackendOptions, context: BuildContext, **extras: Any) -> Backend:
+        """The backend ``options`` describe."""
+        return self.factory(options, context, **extras)
+
+
+def _flattened(table: Mapping[str, Any], model: type[BackendOptions]) -> dict[str, Any]:
+    """``table`` with its ``options`` sub-table (the older place of most options) merged into it."""
+    values = dict(table)
+    nested = values.pop("options", None) if "options" not in model.model_fields else None
+    if nested is None:
+        return values
+    if not isinstance(nested, Mapping):
+        raise ValueError("options: expected a table of options")
+    for key in nested:
+        if key in values:
+            raise ValueError(f"option {key!r} is given twice: in the table and in its options")
+    return {**values, **nested}
+
+
+def backend_kind(name: str) -> BackendKind:
+    """The kind called ``name``: built in, or an installed package's. :class:`ConfigError` otherwise."""
+    from localeval.backends.builtin import BUILTIN_KINDS
+
+    found = _entry_points().get(name, [])
+    builtin = BUILTIN_KINDS.get(name)
+    if builtin is not None and not found:
+        return builtin
+    owners = (["localeval (built in)"] if builtin else []) + [_describe(ep) for ep in found]
+    if len(owners) > 1:
+        raise ConfigError(f"backend kind {name!r} is taken twice: by {' and by '.join(owners)}")
+    if not found:
+        raise ConfigError(f"unknown backend {name!r} (known: {', '.join(backend_kinds())})")
+    return _load(found[0])
+
+
+def backend_kinds() -> list[str]:
+    """The names of every kind: the built-in ones, then installed packages' (sorted)."""
+    from localeval.backends.builtin import BUILTIN_KINDS
+
+    return [*BUILTIN_KINDS, *sorted(set(_entry_points()) - set(BUILTIN_KINDS))]
+
+
+def backend_options(table: Mapping[str, Any]) -> BackendOptions:
+    """A ``[backend]`` table as its kind's options (``kind`` defaults to llama.cpp).
+
+    Raises what pydantic reports inside a model: ``ValueError`` (the whole
+    table is wrong) or ``ValidationError`` (located at the key). This is the
+    validator of :data:`localeval.config.BackendConfig`.
+    """
+    if isinstance(table, BackendOptions):
+        return table
+    if not isinstance(table, Mapping):
+        raise ValueError("expected a table of backend options")
+    kind = table.get("kind", DEFAULT_KIND)
+    if not isinstance(kind, str):
+        raise _error_at("kind", kind, "expected the name of a backend kind")
+    try:
+        record = backend_kind(kind)
+    except ConfigError as err:
+        raise _error_at("kind", kind, str(err)) from err
+    return record.parse({k: v for k, v in table.items() if k != "kind"})
+
+
+def parse_backend(table: Mapping[str, Any], where: str) -> BackendOptions:
+    """:func:`backend_options` with problems as one-line :class:`ConfigError` s that begin with ``where``."""
+    try:
+        return backend_options(table)
+    except ValidationError as err:
+        key, message = first_problem(err)
+        raise ConfigError(f"{where}.{key}: {message}") from err
+    except ValueError as err:
+        raise ConfigError(f"{where}: {err}") from err
+
+
+def _error_at(key: str, value: Any, message: str) -> ValidationError:
+    return ValidationError.from_exception_data(
+        "backend", [{"type": "value_error", "loc": (key,), "input": value, "ctx": {"error": message}}]
+    )
+
+
+# -- entry points ------------------------------------------------------------------------
+
+
+def _entry_points() -> dict[str, list[EntryPoint]]:
+    # Discovery reads every installed distribution's metadata: do it once per import path.
+    return _discover(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=4)
+def _discover(path: tuple[str, ...]) -> dict[str, list[EntryPoint]]:
+    from importlib.metadata import entry_points
+
+    found: dict[str, list[EntryPoint]] = {}
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(entry_point.name, []).append(entry_point)
+    return found
+
+
+def _describe(entry_point: EntryPoint) -> str:
+    dist = entry_point.dist
+    owner = f"{dist.name} {dist.version}" if dist is not None else "an unknown distribution"
+    return f"entry point '{entry_point.name} = {entry_point.value}' of {owner}"
+
+
+def _load(entry_point: EntryPoint) -> BackendKind:
+    where = _describe(entry_point)
+    try:
+        kind = entry_point.load()
+    except Exception as err:  # the plugin's module failed to import: say how
+        raise ConfigError(f"{where}: {type(err).__name__}: {err}") from err
+    if not isinstance(kind, BackendKind):
+        raise ConfigError(f"{where}: gives a {type(kind).__name__}, not a localeval BackendKind")
+    if kind.name != entry_point.name:
+        raise ConfigError(f"{where}: gives the kind {kind.name!r}; the names must agree")
+    if not (isinstance(kind.options, type) and issubclass(kind.options, BackendOptions)):
+        raise ConfigError(f"{where}: its options model is not a subclass of localeval's BackendOptions")
+    return kind
