@@ -16,9 +16,9 @@ import pytest
 from rich.console import Console
 from scripted import ScriptedBackend
 
-from localeval.cli import session
 from localeval.backends.base import DistributionRequest
 from localeval.case import TestCase
+from localeval.cli import session
 from localeval.dataset import read_records
 from localeval.errors import BackendError, ConfigError, DatasetError
 from localeval.metaeval import JudgmentSpec, load_judgments, meta_evaluate, metric_variants
@@ -452,3 +452,21 @@ def test_bad_input_is_one_line_and_exit_2(name, tiny, tmp_path):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert expected in lines[0]
+
+
+def test_a_file_without_records_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "empty.json").write_text("[]\n")
+    result = localeval("meta-eval", "empty.json", "-m", "output_length", "--human", "h", "--field", "input=q",
+                       cwd=tmp_path)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stderr == "error: empty.json: no records (the file is an empty list)\n"
+
+
+def test_a_cache_folder_that_cannot_be_made_is_named_before_the_judge_loads(tiny, tmp_path):
+    (tmp_path / "a-file").write_text("")
+    result = localeval(  # no model is there: loading the judge would be the error
+        "meta-eval", str(tiny), "-m", "geval:coherence", "--human", "scores.quality", "--field", "input=doc",
+        "--field", "actual_output=out", "--cache-dir", "a-file/cache", cwd=tmp_path,
+    )
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stderr == "error: a-file/cache: cannot create the cache folder (Not a directory)\n"

@@ -12,7 +12,6 @@ from typing import Any
 from pydantic import ValidationError
 from rich.console import Console
 
-from localeval.config import BackendConfig, CacheConfig, RunConfig
 from localeval.cli.console import (
     print_alignment,
     print_errors,
@@ -20,9 +19,12 @@ from localeval.cli.console import (
     print_report,
     progress_bar,
 )
+from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
+from localeval.config import BackendConfig, CacheConfig, RunConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError, first_problem
 from localeval.events import Events
+from localeval.files import make_folder
 from localeval.journal import Journal
 from localeval.judge import load_judge
 from localeval.metaeval import (
@@ -36,7 +38,6 @@ from localeval.paths import Paths
 from localeval.reports import write_reports
 from localeval.results import RunReport
 from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
-from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
 from localeval.schedule import Order
 
 EXIT_OK, EXIT_FAILED, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 3, 130
@@ -131,8 +132,11 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     dataset_path, dataset = _dataset(config)
     metrics = config.build_metrics()
     check_inputs(dataset, metrics)
+    needed = any(m.needs_judge for m in metrics)
+    _make_cache_folder(config.cache, paths, needed)
+    if journal is None:  # a run whose judge then fails to load leaves this folder empty: no run
+        make_folder(flags.run_dir or paths.runs, "the run folder" if flags.run_dir else "the folder of runs")
     with ExitStack() as stack:
-        needed = any(m.needs_judge for m in metrics)
         judge = load_judge(config.backend, config.cache, paths, environ, stack, err) if needed else None
         if journal is None:  # only now: a judge that cannot load leaves no run behind
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
@@ -157,17 +161,25 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
 
 
 def _dataset(config: RunConfig) -> tuple[Path, Dataset]:
-    """The configured dataset file and its cases."""
+    """The configured dataset file and its cases; a file without cases is an error, not a pass."""
     path = config.dataset.path
     if path is None:
         raise ConfigError("no dataset given (a file argument, or [dataset] path in --config)")
-    return path, Dataset.load(
+    dataset = Dataset.load(
         path,
         format=config.dataset.format,
         fields=config.dataset.fields,
         list_delimiter=config.dataset.list_delimiter,
         unknown_fields=config.dataset.unknown_fields,
     )
+    dataset.require_cases(config.dataset.format)
+    return path, dataset
+
+
+def _make_cache_folder(cache: CacheConfig, paths: Paths, judged: bool) -> None:
+    """Make the judge's cache folder before the judge loads, so that a bad path is one line, not a traceback."""
+    if judged and cache.enabled:
+        make_folder(cache.dir or paths.cache, "the cache folder")
 
 
 def _exit_code(report: RunReport) -> int:
@@ -245,8 +257,9 @@ def meta_eval(
     judgments = load_judgments(settings.data, settings.spec)
     metrics = [m for _, m in metric_variants(settings.metric, settings.options, settings.methods)]
     check_inputs(judgments.dataset, metrics)  # before loading a model
+    needed = any(m.needs_judge for m in metrics)
+    _make_cache_folder(settings.cache, paths, needed)
     with ExitStack() as stack:
-        needed = any(m.needs_judge for m in metrics)
         judge = load_judge(settings.backend, settings.cache, paths, environ, stack, err) if needed else None
         with progress_bar(err) as listen:
             report = meta_evaluate(
