@@ -223,3 +223,15 @@ def test_cache_info_and_clear(env, tmp_path):
     assert "removed 26 entries" in cleared.stdout
     assert "0 entries" in localeval("cache", "info", env=env).stdout
 
+
+def test_models_list_in_a_pipe_keeps_each_model_on_one_line(env, tmp_path):
+    from localeval.catalog import ModelCatalog
+
+    home = tmp_path / "home"
+    result = localeval("models", "list", env={**env, "LOCALEVAL_HOME": str(home)})  # COLUMNS=60
+    assert result.returncode == 0, result.stderr
+    specs = ModelCatalog(home).specs()
+    assert specs
+    for spec in specs:
+        line = next(line for line in result.stdout.splitlines() if f" {spec.name} " in line)
+        assert spec.description in line and spec.license in line and "absent" in line

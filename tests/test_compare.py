@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from rich.console import Console
 
@@ -175,3 +177,36 @@ def test_print_comparison_without_changes() -> None:
     text = console.export_text()
     assert text.startswith("No changes.")
     assert text.strip().endswith("1 case matched by name, tolerance 0.125: nothing changed.")
+
+
+# -- output read in CI logs and pipes ----------------------------------------------------------
+
+
+def test_outside_a_terminal_tables_are_as_wide_as_their_values() -> None:
+    """`localeval compare A B | cat`: rich assumes 80 columns there, and used to cut "exact_match" to "exac…"."""
+    metrics = {"exact_match": 0.75, "answer_relevancy (logprobs)": 0.125, "contextual_precision": 0.5}
+    moved = {"exact_match": 0.25, "answer_relevancy (logprobs)": 0.3125, "contextual_precision": 0.5}
+    a = run("20261101-aaaaaaaaaaaa", [("a case with a fairly long name", metrics)])
+    b = run("20261101-bbbbbbbbbbbb", [("a case with a fairly long name", moved)])
+    out = io.StringIO()
+    console = Console(file=out, width=80, color_system=None)  # what a pipe gets
+    assert not console.is_terminal
+    print_comparison(console, compare(a, b))
+    text = out.getvalue()
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) > 80  # the tables did not fit 80 columns
+    row = next(line for line in text.splitlines() if "answer_relevancy (logprobs)" in line and "score moved" in line)
+    assert "a case with a fairly long name" in row and "+0.188" in row
+    summary = next(line for line in text.splitlines() if line.startswith("│ exact_match"))
+    cells = [cell.strip() for cell in summary.split("│")[1:-1]]
+    assert cells == ["exact_match", "1", "1", "0", "0", "0", "0", "0.750", "0.250", "-0.500"]
+
+
+def test_in_a_terminal_tables_still_fit_its_width() -> None:
+    metrics = {"exact_match": 0.75, "answer_relevancy (logprobs)": 0.125, "contextual_precision": 0.5}
+    a = run("a", [("x", metrics)])
+    out = io.StringIO()
+    console = Console(file=out, width=60, force_terminal=True, color_system=None)
+    print_comparison(console, compare(a, run("b", [("x", {**metrics, "exact_match": 0.25})])))
+    tables = [line for line in out.getvalue().splitlines() if line[:1] in "┏┃┡│└"]
+    assert tables and max(len(line) for line in tables) <= 60

@@ -152,9 +152,9 @@ def compare(
     Exit codes: 0 no regression; 1 a result went from pass to fail, or from scored
     to error; 2 bad usage or input.
     """
+    from localeval.cli.runs import load_report
     from localeval.reports import compare as compare_runs
     from localeval.reports import print_comparison
-    from localeval.cli.runs import load_report
 
     runs = _paths().runs
     comparison = compare_runs(load_report(before, runs), load_report(after, runs), tolerance=tolerance)
@@ -217,6 +217,7 @@ def backends_check(
 def models_list() -> None:
     """Show the known models and whether each is on this machine."""
     from localeval.catalog import ModelCatalog
+    from localeval.reports.terminal import print_table
 
     catalog = ModelCatalog(_paths().home)
     table = Table()
@@ -228,7 +229,7 @@ def models_list() -> None:
             spec.name, "yes" if spec.default else "", str(path) if path else "[red]absent[/]",
             spec.license, spec.chat_template, spec.description,
         )
-    _out().print(table)
+    print_table(_out(), table)
 
 
 @models_app.command("pull")

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from localeval.cli.console import (
     print_alignment,
@@ -36,6 +37,7 @@ from localeval.metaeval import (
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.reports import write_reports
+from localeval.reports.terminal import print_line
 from localeval.results import RunReport
 from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
 from localeval.schedule import Order
@@ -142,21 +144,21 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
                                 flags.run_dir, paths.runs)
         run_dir = stack.enter_context(journal).path.parent
-        err.print(f"Run {journal.header.run_id}: {run_dir}", highlight=False, soft_wrap=True)
+        print_line(err, escape(f"Run {journal.header.run_id}: {run_dir}"))
         options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"))
         with progress_bar(err) as listen:
             try:
                 report = evaluate(dataset, metrics, judge, options=options, events=Events(listen), journal=journal)
             except RunInterrupted as stop:
-                err.print(
+                print_line(err, escape(
                     f"Interrupted: {stop.finished} of {stop.total} results are saved. "
-                    f"Resume with: localeval run --resume {run_dir}", highlight=False, soft_wrap=True,
-                )
+                    f"Resume with: localeval run --resume {run_dir}"
+                ))
                 return EXIT_INTERRUPTED
     print_report(out, report)
     print_errors(err, report)
     written = write_reports(report, run_dir, config.report.copies())
-    out.print("Reports: " + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
+    print_line(out, escape("Reports: " + ", ".join(str(p) for p in written)))
     return _exit_code(report)
 
 
@@ -269,10 +271,10 @@ def meta_eval(
     print_item_errors(err, report)
     if settings.items_out is not None:
         report.save_items(settings.items_out)
-        out.print(f"Items: {settings.items_out}")
+        print_line(out, escape(f"Items: {settings.items_out}"))
     if settings.report is not None:
         report.save(settings.report)
-        out.print(f"Report: {settings.report}")
+        print_line(out, escape(f"Report: {settings.report}"))
     return EXIT_ERRORED if any(m.errored for m in report.methods) else EXIT_OK
 
 
