@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -222,6 +223,28 @@ def test_cache_info_and_clear(env, tmp_path):
     cleared = localeval("cache", "clear", env=env)
     assert "removed 26 entries" in cleared.stdout
     assert "0 entries" in localeval("cache", "info", env=env).stdout
+
+
+def test_compare_of_runs_over_different_files_says_so_and_keeps_values_whole_in_a_pipe(env, tmp_path):
+    case = '{{"input": "q{0}", "actual_output": "{1}", "expected_output": "a"}}\n'
+    (tmp_path / "a.jsonl").write_text(case.format(1, "a") + case.format(2, "a"))
+    (tmp_path / "b.jsonl").write_text(case.format(1, "a") + case.format(2, "b") + case.format(3, "a"))
+    for name in ("a", "b"):
+        ran = localeval("run", f"{name}.jsonl", "-m", "exact_match", "--run-dir", f"run-{name}", env=env, cwd=tmp_path)
+        assert ran.returncode in (0, 1), ran.stderr
+    result = localeval("compare", "run-a", "run-b", env=env, cwd=tmp_path)  # COLUMNS=60, stdout a pipe
+    assert result.returncode == 1, result.stderr  # case 2 went from pass to fail
+    lines = result.stdout.splitlines()
+    assert "…" not in result.stdout
+    sha = {name: hashlib.sha256((tmp_path / f"{name}.jsonl").read_bytes()).hexdigest() for name in ("a", "b")}
+    assert lines[-2] == (
+        f"Warning: the runs judged different datasets (A: 2 cases of a.jsonl, sha256 {sha['a']}; "
+        f"B: 3 cases of b.jsonl, sha256 {sha['b']}); each row compares the cases at the same position."
+    )
+    assert lines[-1] == "2 cases matched by index: 1 regression, 1 case only in B."
+    summary = next(line for line in lines if line.startswith("│ exact_match"))
+    cells = [cell.strip() for cell in summary.split("│")[1:-1]]
+    assert cells == ["exact_match", "2", "1", "0", "0", "0", "0", "1.000", "0.500", "-0.500"]
 
 
 def test_models_list_in_a_pipe_keeps_each_model_on_one_line(env, tmp_path):

@@ -115,7 +115,31 @@ def print_comparison(console: Console, comparison: Comparison, limit: int = MAX_
     for side, names in (("A", comparison.metrics_only_in_a), ("B", comparison.metrics_only_in_b)):
         if names:
             print_line(console, f"Metrics only in {side}: {escape(', '.join(names))}")
+    note = _dataset_note(comparison)
+    if note is not None:
+        print_line(console, note)
     print_line(console, _summary_line(comparison))
+
+
+def _dataset_note(comparison: Comparison) -> str | None:
+    """A warning when the runs judged different data, a note when that cannot be told; else None."""
+    same = comparison.same_dataset
+    if same:
+        return None
+    sides = (("A", comparison.dataset_a, comparison.cases_in_a), ("B", comparison.dataset_b, comparison.cases_in_b))
+    if same is None:
+        older = [side for side, dataset, _ in sides if dataset is None]
+        which = "neither report records it" if len(older) == 2 else f"the report of {older[0]} does not record it"
+        return (f"[yellow]Note:[/] cannot tell whether both runs judged the same dataset: {which} "
+                "(written by an older localeval).")
+    judged = "; ".join(
+        f"{side}: {n} case{'' if n == 1 else 's'}"
+        + ("" if dataset is None else f" of {escape(dataset.path)}, sha256 {dataset.sha256}")
+        for side, dataset, n in sides
+    )
+    matched = "the same position" if comparison.matched_by == "index" else "the same name"
+    return (f"[bold yellow]Warning:[/] the runs judged different datasets ({judged}); "
+            f"each row compares the cases at {matched}.")
 
 
 def _summary_line(comparison: Comparison) -> str:
