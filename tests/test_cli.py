@@ -258,3 +258,10 @@ def test_models_list_in_a_pipe_keeps_each_model_on_one_line(env, tmp_path):
     for spec in specs:
         line = next(line for line in result.stdout.splitlines() if f" {spec.name} " in line)
         assert spec.description in line and spec.license in line and "absent" in line
+
+
+def test_a_line_naming_a_long_path_is_not_wrapped(env, tmp_path):
+    folder = tmp_path / ("a-long-folder-name-" * 8) / "cache"  # far wider than COLUMNS=60
+    result = localeval("cache", "info", "--cache-dir", str(folder), env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{folder}: empty (no cache yet)\n"

@@ -252,6 +252,7 @@ def test_the_cli_glue_exits_3_when_items_errored_and_writes_the_items(tiny, tmp_
     code = session.meta_eval(settings, paths, Console(file=out, width=100), Console(file=err, width=40), {})
     assert code == 3
     assert f"{tiny}:5 logprobs: BackendError: no reply" in err.getvalue().splitlines()
+    assert any(line.startswith(f"4 records of {tiny}, metric geval.") for line in out.getvalue().splitlines())
     items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
     assert [i["error"] is not None for i in items] == [False, False, False, True]
     assert "Summary-level" not in out.getvalue()  # no group given

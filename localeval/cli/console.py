@@ -130,19 +130,19 @@ def print_alignment(console: Console, report: MetaEvalReport) -> None:
                 c = m.summary_level
                 summary.add_row(escape(m.method), str(c.groups), str(c.items), *_coefficients(c))
         print_table(console, summary)
-    console.print(
+    print_line(  # one line: it names the data file, whose path may be long
+        console,
         f"{report.records} records of {escape(report.data)}, metric {escape(report.metric)}. "
         "r: Pearson, ρ: Spearman, τ: Kendall τ-b."
         + (f" Summary-level: correlated within each {group}, averaged over those with 2+ "
            "items where neither side is constant." if report.group is not None else ""),
-        highlight=False,
     )
     correlations = [c for m in report.methods for c in (m.pooled, m.summary_level) if c is not None]
     if any(c.spearman is None for c in correlations):
-        console.print(
+        print_line(
+            console,
             "-: undefined: fewer than two scored items, or the judge's or the humans' scores do "
             f"not vary{f' (summary-level: in any {group})' if report.group is not None else ''}.",
-            highlight=False,
         )
 
 
