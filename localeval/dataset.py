@@ -13,6 +13,7 @@ import hashlib
 import io
 import itertools
 import json
+import math
 import os
 import re
 from collections import Counter
@@ -27,7 +28,7 @@ from localeval.case import CASE_FIELDS, LIST_FIELDS, TestCase
 from localeval.errors import DatasetError
 from localeval.files import write_text_atomically
 
-__all__ = ["Dataset", "DatasetSource", "Format", "UnknownFields", "read_records"]
+__all__ = ["Dataset", "DatasetSource", "Format", "UnknownFields", "no_records_error", "read_records"]
 
 Format = Literal["jsonl", "json", "csv"]
 UnknownFields = Literal["error", "metadata", "ignore"]
@@ -38,6 +39,9 @@ _EXTENSIONS: dict[str, Format] = {
     ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv"
 }
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")  # the whitespace JSON allows between tokens
+#: Why a file that reads without error holds no record, by format.
+_NO_RECORDS = {"jsonl": "the file is empty", "json": "the file is an empty list",
+               "csv": "the file has only its header row"}
 _JSON_TYPES = {str: "a string", int: "a number", float: "a number", bool: "a boolean",
                dict: "an object", list: "a list", type(None): "null"}
 
@@ -71,6 +75,19 @@ class Dataset:
 
     def __iter__(self) -> Iterator[TestCase]:
         return iter(self.cases)
+
+    def require_cases(self, format: Format | None = None) -> None:
+        """Raise ``DatasetError`` naming the file when there is no case.
+
+        An empty file is a valid dataset (``load`` reads it, ``save`` writes it), but
+        a run over it judges nothing and would report that every metric passed.
+        ``format`` is the one the file was loaded with, to say why it is empty.
+        """
+        if self.cases:
+            return
+        if self.source is None:
+            raise DatasetError("no test cases")
+        raise no_records_error(self.source.path, format)
 
     @classmethod
     def from_cases(cls, cases: Iterable[TestCase]) -> Dataset:
@@ -143,6 +160,11 @@ class Dataset:
             else:
                 text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
         _write_atomically(name, text)
+
+
+def no_records_error(path: str, format: Format | None = None, *, what: str = "test cases") -> DatasetError:
+    """The error for a file of ``format`` that reads without error but holds no record."""
+    return DatasetError(f"no {what} ({_NO_RECORDS[_format(path, format)]})", path=path)
 
 
 def read_records(
@@ -262,10 +284,12 @@ class _Reader:
             return value or None
         if not value:
             return {}
+        strict = _StrictJson()
         try:
-            parsed = json.loads(value)
+            parsed = json.loads(value, **strict.hooks)
         except json.JSONDecodeError as exc:
             raise self.error(f"invalid JSON: {exc.msg}", line=line, field=name) from None
+        strict.check(parsed, self.path, line, prefix=name)
         if not isinstance(parsed, dict):
             message = f"must be a JSON object, got {_json_type(parsed)}"
             raise self.error(message, line=line, field=name)
@@ -323,20 +347,24 @@ def _read_text(path: str) -> tuple[str, str]:
 
 
 def _jsonl_records(text: str, path: str) -> Iterator[tuple[int, _Record]]:
+    strict = _StrictJson()
+    decoder = json.JSONDecoder(**strict.hooks)  # one for all lines: json.loads(..., hooks) makes one per call
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = decoder.decode(line)
         except json.JSONDecodeError as exc:
             message = f"invalid JSON: {exc.msg} (column {exc.colno})"
             raise DatasetError(message, path=path, line=number) from None
+        strict.check(value, path, number)
         yield number, _object(value, path, number)
 
 
 def _json_records(text: str, path: str) -> Iterator[tuple[int, _Record]]:
     """The elements of a JSON list, one at a time, each with the line where it starts."""
-    decoder = json.JSONDecoder()
+    strict = _StrictJson()
+    decoder = json.JSONDecoder(**strict.hooks)
     pos = _skip_space(text, 0)
     if not text.startswith("[", pos):
         value = _decode(decoder, text, pos, path)[0]  # raises if it is not JSON at all
@@ -348,6 +376,7 @@ def _json_records(text: str, path: str) -> Iterator[tuple[int, _Record]]:
     while more:
         value, end = _decode(decoder, text, pos, path)
         line, counted = line + text.count("\n", counted, pos), pos
+        strict.check(value, path, line)
         yield line, _object(value, path, line)
         pos = _skip_space(text, end)
         more = text.startswith(",", pos)
@@ -368,6 +397,65 @@ def _decode(decoder: json.JSONDecoder, text: str, pos: int, path: str) -> tuple[
     except json.JSONDecodeError as exc:  # its lineno counts from the start of text
         message = f"invalid JSON: {exc.msg} (column {exc.colno})"
         raise DatasetError(message, path=path, line=exc.lineno) from None
+
+
+class _NonFinite(str):
+    """A number JSON cannot carry, as written: ``NaN``, ``Infinity``, ``-Infinity``, or ``1e999``.
+
+    Python's parser reads them as floats (the last overflows to infinity), which
+    the reports would then write as null: the data would change without a word.
+    ``_StrictJson``'s parser hooks turn them into this marker, to be rejected.
+    """
+
+    @property
+    def problem(self) -> str:
+        if self in ("NaN", "Infinity", "-Infinity"):
+            return f"{self} is not a JSON value (JSON has no NaN or Infinity)"
+        return f"{self} is too large for a number (it reads as infinity)"
+
+
+class _StrictJson:
+    """Parser hooks that turn the numbers JSON cannot carry into ``_NonFinite`` markers.
+
+    They count the markers, so that only a record holding one is searched for it.
+    """
+
+    def __init__(self) -> None:
+        self.markers = 0
+        self.hooks: dict[str, Any] = {"parse_constant": self._constant, "parse_float": self._float}
+
+    def check(self, value: Any, path: str, line: int, prefix: str = "") -> None:
+        """Raise ``DatasetError`` naming the key path of the first marker in ``value``."""
+        found = _non_finite_at(value, prefix) if self.markers else None
+        if found is not None:
+            where, token = found
+            message = f"{token.problem}; write a number, null or a string"
+            raise DatasetError(message, path=path, line=line, field=where or None)
+
+    def _constant(self, token: str) -> _NonFinite:
+        self.markers += 1
+        return _NonFinite(token)
+
+    def _float(self, text: str) -> float | _NonFinite:
+        value = float(text)
+        return value if math.isfinite(value) else self._constant(text)
+
+
+def _non_finite_at(value: Any, where: str) -> tuple[str, _NonFinite] | None:
+    """The key path ("scores.coherence", "context[1]") and token of the first marker, or None."""
+    if isinstance(value, _NonFinite):
+        return where, value
+    if isinstance(value, dict):
+        items = [(f"{where}.{key}" if where else key, item) for key, item in value.items()]
+    elif isinstance(value, list):
+        items = [(f"{where}[{i}]", item) for i, item in enumerate(value)]
+    else:
+        return None
+    for key, item in items:
+        found = _non_finite_at(item, key)
+        if found is not None:
+            return found
+    return None
 
 
 def _skip_space(text: str, pos: int) -> int:

@@ -62,11 +62,13 @@ class Journal:
     @classmethod
     def create(cls, path: Path, header: JournalHeader) -> Journal:
         """A new journal at ``path``; refuses to overwrite one."""
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             stream = path.open("xb")
-        except FileExistsError as err:
-            raise InputError(f"{path}: a run journal is already there (resume it with --resume)") from err
+        except OSError as err:
+            if isinstance(err, FileExistsError) and path.exists():  # not a file where the folder goes
+                raise InputError(f"{path}: a run journal is already there (resume it with --resume)") from err
+            raise InputError(f"{path}: cannot create the run journal ({err.strerror})") from err
         journal = cls(path, header, {}, stream)
         journal._write(header.model_dump_json())
         return journal

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from localeval.alignment import Correlations, pooled, summary_level
 from localeval.backends.base import Backend, Fingerprint
 from localeval.case import CASE_FIELDS, LIST_FIELDS, TestCase
-from localeval.dataset import Dataset, read_records
+from localeval.dataset import Dataset, no_records_error, read_records
 from localeval.errors import ConfigError, DatasetError, first_problem
 from localeval.events import Events
 from localeval.files import write_text_atomically
@@ -96,7 +96,7 @@ def load_judgments(path: str | os.PathLike[str], spec: JudgmentSpec) -> Judgment
     name = os.fspath(path)
     records = read_records(name, limit=spec.limit)
     if not records:
-        raise DatasetError("no records", path=name)
+        raise no_records_error(name, what="records")
     rows = [_row(record, spec, name, line) for line, record in records]  # the first bad one raises
     lines = [line for line, _ in records]
     return Judgments(

@@ -77,6 +77,7 @@ def check_inputs(dataset: Dataset, metrics: Sequence[Metric]) -> None:
 
     Raises :class:`DatasetError` naming the file, line and field of the first problem.
     """
+    dataset.require_cases()  # a run over nothing would report that every metric passed
     names = [m.display_name for m in metrics]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

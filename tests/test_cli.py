@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -104,11 +105,27 @@ BAD_INPUTS = {
                              '{"input": "a", "actual_output": "b", "expected_output": "b"}\n{"input": "a", "actual_output": "b"}\n',
                              "d.jsonl:2: field 'expected_output'"),
     "unknown metric": (["-m", "bleurt"], "d.jsonl", '{"input": "a"}\n', "unknown metric 'bleurt'"),
-    "unknown model": (["-m", "exact_match", "--model", "gpt-9"], "d.jsonl",
-                      '{"input": "a", "actual_output": "b", "expected_output": "b"}\n', None),
     "bad --map": (["-m", "exact_match", "--map", "query"], "d.jsonl", '{"input": "a"}\n', "--map"),
     "bad --threads": (["-m", "exact_match", "--threads", "0"], "d.jsonl", '{"input": "a"}\n',
                       "command line: backend.n_threads: Input should be greater than or equal to 1"),
+    # A run over no case would judge nothing and report that every metric passed.
+    "empty jsonl": (["-m", "exact_match"], "d.jsonl", "", "d.jsonl: no test cases (the file is empty)"),
+    "blank jsonl": (["-m", "exact_match"], "d.jsonl", " \n\n\t\n", "d.jsonl: no test cases (the file is empty)"),
+    "csv with only a header": (["-m", "exact_match"], "d.csv", "input,actual_output,expected_output\n",
+                               "d.csv: no test cases (the file has only its header row)"),
+    "empty json list": (["-m", "exact_match"], "d.json", "[]\n", "d.json: no test cases (the file is an empty list)"),
+    # Python reads NaN as a float that the reports would write as null.
+    "NaN in jsonl": (["-m", "exact_match"], "d.jsonl",
+                     '{"input": "a", "actual_output": "b", "expected_output": "b"}\n'
+                     '{"input": "a", "actual_output": "b", "expected_output": "b", "metadata": {"score": NaN}}\n',
+                     "d.jsonl:2: field 'metadata.score': NaN is not a JSON value"),
+    "Infinity in json": (["-m", "exact_match"], "d.json",
+                         '[\n{"input": "a", "actual_output": "b", "expected_output": "b", "metadata": {"s": -Infinity}}\n]',
+                         "d.json:2: field 'metadata.s': -Infinity is not a JSON value"),
+    # The run folder is made before any judge loads; a file in its way is one line, not a traceback.
+    "run folder under a file": (["-m", "exact_match", "--run-dir", "d.jsonl/run"], "d.jsonl",
+                                '{"input": "a", "actual_output": "b", "expected_output": "b"}\n',
+                                "d.jsonl/run: cannot create the run folder (Not a directory)"),
 }
 
 
@@ -118,15 +135,56 @@ def test_bad_input_is_one_line_and_exit_2(name, env, tmp_path):
     if content is not None:
         (tmp_path / filename).write_text(content)
     result = localeval("run", filename, *options, env=env, cwd=tmp_path)
-    if name == "unknown model":
-        # exact_match needs no judge, so an unknown model is only an error when a judge is needed
-        assert result.returncode == 0, result.stderr
-        return
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
-    assert expected in lines[0]
+    assert lines[0].startswith("error: ") and expected in lines[0]
+    assert result.stdout == ""  # nothing was judged, so no table either
+
+
+def test_an_unknown_model_is_no_error_when_no_metric_needs_a_judge(env, tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"input": "a", "actual_output": "b", "expected_output": "b"}\n')
+    result = localeval("run", str(data), "-m", "exact_match", "--model", "gpt-9", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "1 cases in" in result.stdout
+
+
+@pytest.mark.parametrize("option", ["--cache-dir", "--run-dir"])
+def test_a_folder_that_cannot_be_made_is_named_before_the_judge_loads(option, env, tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"input": "a", "actual_output": "b"}\n')
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    # gpt-9 would be the error if the judge were loaded first.
+    result = localeval("run", str(data), "-m", "geval:coherence", "--model", "gpt-9",
+                       option, str(blocker / "sub"), env=env)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    what = "cache folder" if option == "--cache-dir" else "run folder"
+    assert result.stderr == f"error: {blocker / 'sub'}: cannot create the {what} (Not a directory)\n"
+
+
+PICKY_PLUGIN = """
+from localeval import metric
+
+@metric("picky", required=("input",))
+def picky(case):
+    if case.input == "boom":
+        raise ValueError("cannot score boom")
+    return 1.0
+"""
+
+
+def test_a_result_that_errors_exits_3_and_names_the_case(env, tmp_path):
+    (tmp_path / "picky.py").write_text(PICKY_PLUGIN)
+    (tmp_path / "d.jsonl").write_text('{"input": "fine"}\n{"input": "boom"}\n{"input": "also fine"}\n')
+    result = localeval("run", "d.jsonl", "--plugin", "picky.py", "-m", "picky", "--report", "r.json",
+                       env=env, cwd=tmp_path)
+    assert result.returncode == 3, (result.stdout, result.stderr)
+    assert "d.jsonl:2 picky: unexpected ValueError: cannot score boom" in result.stderr.splitlines()
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [r["error"] is None for c in report["cases"] for r in c["results"]] == [True, False, True]
 
 
 def test_unknown_model_for_a_judge_metric_is_a_clear_error(env, tmp_path):
@@ -165,3 +223,45 @@ def test_cache_info_and_clear(env, tmp_path):
     cleared = localeval("cache", "clear", env=env)
     assert "removed 26 entries" in cleared.stdout
     assert "0 entries" in localeval("cache", "info", env=env).stdout
+
+
+def test_compare_of_runs_over_different_files_says_so_and_keeps_values_whole_in_a_pipe(env, tmp_path):
+    case = '{{"input": "q{0}", "actual_output": "{1}", "expected_output": "a"}}\n'
+    (tmp_path / "a.jsonl").write_text(case.format(1, "a") + case.format(2, "a"))
+    (tmp_path / "b.jsonl").write_text(case.format(1, "a") + case.format(2, "b") + case.format(3, "a"))
+    for name in ("a", "b"):
+        ran = localeval("run", f"{name}.jsonl", "-m", "exact_match", "--run-dir", f"run-{name}", env=env, cwd=tmp_path)
+        assert ran.returncode in (0, 1), ran.stderr
+    result = localeval("compare", "run-a", "run-b", env=env, cwd=tmp_path)  # COLUMNS=60, stdout a pipe
+    assert result.returncode == 1, result.stderr  # case 2 went from pass to fail
+    lines = result.stdout.splitlines()
+    assert "…" not in result.stdout
+    sha = {name: hashlib.sha256((tmp_path / f"{name}.jsonl").read_bytes()).hexdigest() for name in ("a", "b")}
+    assert lines[-2] == (
+        f"Warning: the runs judged different datasets (A: 2 cases of a.jsonl, sha256 {sha['a']}; "
+        f"B: 3 cases of b.jsonl, sha256 {sha['b']}); each row compares the cases at the same position."
+    )
+    assert lines[-1] == "2 cases matched by index: 1 regression, 1 case only in B."
+    summary = next(line for line in lines if line.startswith("│ exact_match"))
+    cells = [cell.strip() for cell in summary.split("│")[1:-1]]
+    assert cells == ["exact_match", "2", "1", "0", "0", "0", "0", "1.000", "0.500", "-0.500"]
+
+
+def test_models_list_in_a_pipe_keeps_each_model_on_one_line(env, tmp_path):
+    from localeval.catalog import ModelCatalog
+
+    home = tmp_path / "home"
+    result = localeval("models", "list", env={**env, "LOCALEVAL_HOME": str(home)})  # COLUMNS=60
+    assert result.returncode == 0, result.stderr
+    specs = ModelCatalog(home).specs()
+    assert specs
+    for spec in specs:
+        line = next(line for line in result.stdout.splitlines() if f" {spec.name} " in line)
+        assert spec.description in line and spec.license in line and "absent" in line
+
+
+def test_a_line_naming_a_long_path_is_not_wrapped(env, tmp_path):
+    folder = tmp_path / ("a-long-folder-name-" * 8) / "cache"  # far wider than COLUMNS=60
+    result = localeval("cache", "info", "--cache-dir", str(folder), env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{folder}: empty (no cache yet)\n"

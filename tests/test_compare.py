@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from rich.console import Console
 
+from localeval.dataset import DatasetSource
 from localeval.errors import InputError
-from localeval.reports import Change, compare, print_comparison
+from localeval.reports import Change, Comparison, compare, print_comparison
 from localeval.results import CaseResult, MetricResult, MetricSummary, RunReport
 
 #: A cell of a crafted run: a score (passes at >= 0.5) or "error".
@@ -20,7 +23,7 @@ def result(metric: str, cell: Cell) -> MetricResult:
     return MetricResult(metric=metric, kind="k", score=cell, passed=cell >= 0.5, threshold=0.5)
 
 
-def run(run_id: str, rows: list[tuple[str | None, dict[str, Cell]]]) -> RunReport:
+def run(run_id: str, rows: list[tuple[str | None, dict[str, Cell]]], dataset: DatasetSource | None = None) -> RunReport:
     """A run whose cases are ``(name, {metric: cell})`` in order; metrics as the first case has them."""
     cases = [
         CaseResult(index=i, name=name, results=[result(m, c) for m, c in cells.items()])
@@ -29,7 +32,7 @@ def run(run_id: str, rows: list[tuple[str | None, dict[str, Cell]]]) -> RunRepor
     metrics = list(dict.fromkeys(m for _, cells in rows for m in cells))
     summary = [MetricSummary.of(m, [r for c in cases for r in c.results if r.metric == m]) for m in metrics]
     return RunReport(run_id=run_id, created_at="2026-11-01T00:00:00+00:00", localeval_version="0.1.0",
-                     cases=cases, summary=summary)
+                     cases=cases, summary=summary, dataset=dataset)
 
 
 def kinds(changes: list[Change]) -> list[tuple[str, str, str | None]]:
@@ -175,3 +178,100 @@ def test_print_comparison_without_changes() -> None:
     text = console.export_text()
     assert text.startswith("No changes.")
     assert text.strip().endswith("1 case matched by name, tolerance 0.125: nothing changed.")
+
+
+# -- which data the runs judged ----------------------------------------------------------------
+
+FILE_1 = DatasetSource(path="cases.jsonl", sha256="1" * 64)
+FILE_1_MOVED = DatasetSource(path="elsewhere/cases.jsonl", sha256="1" * 64)
+FILE_2 = DatasetSource(path="cases-v2.jsonl", sha256="2" * 64)
+UNNAMED = [(None, {"m": 0.75}), (None, {"m": 0.25})]
+
+
+def printed(comparison: Comparison) -> str:
+    console = Console(record=True, width=200, color_system=None)
+    print_comparison(console, comparison)
+    return console.export_text()
+
+
+def test_runs_over_the_same_data_say_nothing_about_it_wherever_the_file_was() -> None:
+    comparison = compare(run("a", UNNAMED, FILE_1), run("b", UNNAMED, FILE_1_MOVED))
+    assert comparison.same_dataset is True
+    assert (comparison.dataset_a, comparison.dataset_b) == (FILE_1, FILE_1_MOVED)
+    text = printed(comparison)
+    assert "dataset" not in text
+
+
+def test_runs_over_different_data_are_matched_but_the_output_says_so() -> None:
+    a = run("a", UNNAMED, FILE_1)
+    b = run("b", [*UNNAMED, (None, {"m": 1.0})], FILE_2)
+    comparison = compare(a, b)
+    assert comparison.same_dataset is False
+    assert (comparison.matched_by, comparison.cases_compared, comparison.cases_in_a, comparison.cases_in_b) == (
+        "index", 2, 2, 3
+    )
+    assert comparison.model_dump(mode="json")["dataset_b"] == {"path": "cases-v2.jsonl", "sha256": "2" * 64}
+    lines = printed(comparison).splitlines()
+    assert lines[-2] == (
+        f"Warning: the runs judged different datasets (A: 2 cases of cases.jsonl, sha256 {'1' * 64}; "
+        f"B: 3 cases of cases-v2.jsonl, sha256 {'2' * 64}); each row compares the cases at the same position."
+    )
+    assert lines[-1] == "2 cases matched by index: 1 case only in B."
+
+
+def test_same_case_count_different_files_is_a_difference() -> None:
+    comparison = compare(run("a", UNNAMED, FILE_1), run("b", UNNAMED, FILE_2))
+    assert comparison.same_dataset is False
+    assert "different datasets" in printed(comparison)
+
+
+def test_an_older_report_without_its_dataset_cannot_be_checked() -> None:
+    comparison = compare(run("a", UNNAMED), run("b", UNNAMED, FILE_1))
+    assert comparison.same_dataset is None
+    assert printed(comparison).splitlines()[-2] == (
+        "Note: cannot tell whether both runs judged the same dataset: the report of A does not record it "
+        "(written by an older localeval)."
+    )
+    neither = printed(compare(run("a", UNNAMED), run("b", UNNAMED)))
+    assert "the same dataset: neither report records it (written by an older localeval)." in neither
+
+
+def test_without_dataset_records_a_different_case_count_is_still_a_difference() -> None:
+    comparison = compare(run("a", UNNAMED), run("b", UNNAMED[:1]))
+    assert comparison.same_dataset is False
+    assert "different datasets (A: 2 cases; B: 1 case); each row compares the cases at the same position" in (
+        printed(comparison)
+    )
+
+
+# -- output read in CI logs and pipes ----------------------------------------------------------
+
+
+def test_outside_a_terminal_tables_are_as_wide_as_their_values() -> None:
+    """`localeval compare A B | cat`: rich assumes 80 columns there, and used to cut "exact_match" to "exac…"."""
+    metrics = {"exact_match": 0.75, "answer_relevancy (logprobs)": 0.125, "contextual_precision": 0.5}
+    moved = {"exact_match": 0.25, "answer_relevancy (logprobs)": 0.3125, "contextual_precision": 0.5}
+    a = run("20261101-aaaaaaaaaaaa", [("a case with a fairly long name", metrics)])
+    b = run("20261101-bbbbbbbbbbbb", [("a case with a fairly long name", moved)])
+    out = io.StringIO()
+    console = Console(file=out, width=80, color_system=None)  # what a pipe gets
+    assert not console.is_terminal
+    print_comparison(console, compare(a, b))
+    text = out.getvalue()
+    assert "…" not in text
+    assert max(len(line) for line in text.splitlines()) > 80  # the tables did not fit 80 columns
+    row = next(line for line in text.splitlines() if "answer_relevancy (logprobs)" in line and "score moved" in line)
+    assert "a case with a fairly long name" in row and "+0.188" in row
+    summary = next(line for line in text.splitlines() if line.startswith("│ exact_match"))
+    cells = [cell.strip() for cell in summary.split("│")[1:-1]]
+    assert cells == ["exact_match", "1", "1", "0", "0", "0", "0", "0.750", "0.250", "-0.500"]
+
+
+def test_in_a_terminal_tables_still_fit_its_width() -> None:
+    metrics = {"exact_match": 0.75, "answer_relevancy (logprobs)": 0.125, "contextual_precision": 0.5}
+    a = run("a", [("x", metrics)])
+    out = io.StringIO()
+    console = Console(file=out, width=60, force_terminal=True, color_system=None)
+    print_comparison(console, compare(a, run("b", [("x", {**metrics, "exact_match": 0.25})])))
+    tables = [line for line in out.getvalue().splitlines() if line[:1] in "┏┃┡│└"]
+    assert tables and max(len(line) for line in tables) <= 60

@@ -314,6 +314,62 @@ def test_malformed_json(tmp_path: Path, text: str, line: int, message: str) -> N
     assert_error(load_error(path), path, line, None, message)
 
 
+@pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity", "1e999"])
+@pytest.mark.parametrize(
+    ("name", "text", "line", "field"),
+    [
+        ("d.jsonl", '{"input": "a"}\n\n{"input": "b", "metadata": {"score": %s}}\n', 3, "metadata.score"),
+        ("d.jsonl", '{"input": "a", "metadata": {"runs": [1, %s]}}\n', 1, "metadata.runs[1]"),
+        ("d.jsonl", '{"input": "a"}\n%s\n', 2, None),
+        ("d.json", '[\n {"input": "a"},\n {"input": "b",\n  "metadata": {"x": %s}}\n]', 3, "metadata.x"),
+        ("d.csv", 'input,metadata\na,"{""x"": %s}"\n', 2, "metadata.x"),
+    ],
+)
+def test_nan_and_infinity_are_refused_where_they_are(
+    tmp_path: Path, token: str, name: str, text: str, line: int, field: str | None
+) -> None:
+    # Python's parser reads them as floats, which a report writes as null: data changed silently.
+    path = write(tmp_path / name, text % token)
+    problem = "is too large for a number" if token == "1e999" else "is not a JSON value"
+    assert_error(load_error(path), path, line, field, f"{token} {problem}")
+
+
+def test_the_words_nan_and_infinity_in_strings_are_text(tmp_path: Path) -> None:
+    path = write(tmp_path / "d.jsonl", '{"input": "NaN", "metadata": {"Infinity": "-Infinity"}}\n')
+    assert Dataset.load(path).cases == [TestCase(input="NaN", metadata={"Infinity": "-Infinity"})]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "why"),
+    [
+        ("d.jsonl", "", "the file is empty"),
+        ("d.jsonl", "  \n\n \t\n", "the file is empty"),
+        ("d.json", " [ ]\n", "the file is an empty list"),
+        ("d.csv", "input,actual_output\n", "the file has only its header row"),
+        ("d.csv", "input\n\n,\n", "the file has only its header row"),
+    ],
+)
+def test_a_file_without_cases_loads_empty_and_a_run_requires_cases(
+    tmp_path: Path, name: str, text: str, why: str
+) -> None:
+    path = write(tmp_path / name, text)
+    data = Dataset.load(path)
+    assert len(data) == 0
+    with pytest.raises(DatasetError) as info:
+        data.require_cases()
+    assert str(info.value) == f"{path}: no test cases ({why})"
+
+
+def test_require_cases_passes_with_a_case_and_names_no_file_for_cases_in_memory(tmp_path: Path) -> None:
+    path = write(tmp_path / "cases.txt", '{"input": "a"}\n')
+    Dataset.load(path, format="jsonl").require_cases("jsonl")
+    with pytest.raises(DatasetError, match=r"^<dataset>: no test cases$"):
+        Dataset.from_cases([]).require_cases()
+    empty = write(tmp_path / "empty.txt", "[]")
+    with pytest.raises(DatasetError, match=r"empty\.txt: no test cases \(the file is an empty list\)"):
+        Dataset.load(empty, format="json").require_cases("json")
+
+
 # --- CSV errors ------------------------------------------------------------------------
 
 

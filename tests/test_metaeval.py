@@ -248,9 +248,11 @@ def test_the_cli_glue_exits_3_when_items_errored_and_writes_the_items(tiny, tmp_
     )
     out, err = io.StringIO(), io.StringIO()
     paths = Paths(home=tmp_path / "home", cache=tmp_path / "cache")
-    code = session.meta_eval(settings, paths, Console(file=out, width=100), Console(file=err, width=100), {})
+    # Narrower than the error line, as a console is for a long temporary path: it must not wrap.
+    code = session.meta_eval(settings, paths, Console(file=out, width=100), Console(file=err, width=40), {})
     assert code == 3
-    assert f"{tiny}:5" in err.getvalue() and "no reply" in err.getvalue()
+    assert f"{tiny}:5 logprobs: BackendError: no reply" in err.getvalue().splitlines()
+    assert any(line.startswith(f"4 records of {tiny}, metric geval.") for line in out.getvalue().splitlines())
     items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
     assert [i["error"] is not None for i in items] == [False, False, False, True]
     assert "Summary-level" not in out.getvalue()  # no group given
@@ -327,7 +329,9 @@ BAD_RECORDS = {
     "human score is a boolean": ('{"q": "b", "scores": {"coherence": true}}', "scores.coherence",
                                  "must be a finite number, got a boolean"),
     "human score is NaN": ('{"q": "b", "scores": {"coherence": NaN}}', "scores.coherence",
-                           "must be a finite number, got a number (NaN)"),
+                           "field 'scores.coherence': NaN is not a JSON value"),
+    "Infinity elsewhere": ('{"q": "b", "scores": {"coherence": 2}, "x": [-Infinity]}', "scores.coherence",
+                           "field 'x[0]': -Infinity is not a JSON value"),
     "missing field key": ('{"scores": {"coherence": 2}}', "scores.coherence",
                           "field 'q': missing: no key 'q' here (keys: scores)"),
     "field of the wrong type": ('{"q": 5, "scores": {"coherence": 2}}', "scores.coherence",
@@ -450,3 +454,21 @@ def test_bad_input_is_one_line_and_exit_2(name, tiny, tmp_path):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert expected in lines[0]
+
+
+def test_a_file_without_records_is_one_line_and_exit_2(tmp_path):
+    (tmp_path / "empty.json").write_text("[]\n")
+    result = localeval("meta-eval", "empty.json", "-m", "output_length", "--human", "h", "--field", "input=q",
+                       cwd=tmp_path)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stderr == "error: empty.json: no records (the file is an empty list)\n"
+
+
+def test_a_cache_folder_that_cannot_be_made_is_named_before_the_judge_loads(tiny, tmp_path):
+    (tmp_path / "a-file").write_text("")
+    result = localeval(  # no model is there: loading the judge would be the error
+        "meta-eval", str(tiny), "-m", "geval:coherence", "--human", "scores.quality", "--field", "input=doc",
+        "--field", "actual_output=out", "--cache-dir", "a-file/cache", cwd=tmp_path,
+    )
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stderr == "error: a-file/cache: cannot create the cache folder (Not a directory)\n"

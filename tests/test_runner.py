@@ -14,7 +14,7 @@ from localeval.backends.base import Capabilities, Fingerprint, Usage
 from localeval.cache import CachedBackend, open_cache
 from localeval.case import TestCase
 from localeval.dataset import Dataset
-from localeval.errors import BackendError, ConfigError
+from localeval.errors import BackendError, ConfigError, DatasetError
 from localeval.events import Events, MetricFinished, MetricStarted, RunFinished, RunStarted
 from localeval.journal import Journal, JournalHeader
 from localeval.metrics import GEval
@@ -309,3 +309,8 @@ def test_each_judge_keeps_its_own_number_of_requests_in_flight() -> None:
     report = evaluate(dataset(*["x"] * 6), metrics, one, judges={"wide": three})
     assert not report.any_errored
     assert (LANES[None].most, LANES["wide"].most) == (1, 3)
+
+
+def test_a_run_over_no_cases_is_an_error_not_a_pass() -> None:
+    with pytest.raises(DatasetError, match="no test cases"):
+        evaluate(Dataset.from_cases([]), [Probe()])

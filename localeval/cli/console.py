@@ -1,4 +1,9 @@
-"""What the CLI prints: the results table, the summary, and a progress bar for long runs."""
+"""What the CLI prints: the results table, the summary, and a progress bar for long runs.
+
+Every table goes through ``print_table`` and every error or warning line through
+``print_line`` (:mod:`localeval.reports.terminal`): outside a terminal no value is
+cut, and no message line is ever wrapped.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from localeval.events import Event, Listener, MetricFinished, RunStarted
+from localeval.reports.terminal import print_line, print_table
 from localeval.results import MetricResult, RunReport, RunStats
 
 if TYPE_CHECKING:
@@ -65,7 +71,7 @@ def print_report(console: Console, report: RunReport) -> None:
     rows = report.cases
     if len(rows) > MAX_ROWS:
         rows = [c for c in rows if any(not r.passed for r in c.results)][:MAX_ROWS]
-        console.print(f"{len(report.cases)} cases; showing {len(rows)} that failed or errored.")
+        print_line(console, f"{len(report.cases)} cases; showing {len(rows)} that failed or errored.")
     table = Table(title="Results", show_lines=False)
     table.add_column("#", justify="right")
     table.add_column("case")
@@ -73,10 +79,10 @@ def print_report(console: Console, report: RunReport) -> None:
         table.add_column(name, justify="right")
     for case in rows:
         table.add_row(str(case.index + 1), escape(case.name or case.location or ""), *map(_cell, case.results))
-    console.print(table)
-    console.print(_summary_table(report))
+    print_table(console, table)
+    print_table(console, _summary_table(report))
     stats = report.stats
-    console.print(f"{len(report.cases)} cases in {stats.duration_s:.1f} s{_cost(stats)}.", soft_wrap=True)
+    print_line(console, f"{len(report.cases)} cases in {stats.duration_s:.1f} s{_cost(stats)}.")
 
 
 def _cost(stats: RunStats) -> str:
@@ -115,7 +121,7 @@ def print_errors(console: Console, report: RunReport) -> None:
         for r in case.results:
             if r.errored:
                 where = escape(str(case.location or case.index + 1))
-                console.print(f"[yellow]{where}[/] {escape(r.metric)}: {escape(r.error or '')}")
+                print_line(console, f"[yellow]{where}[/] {escape(r.metric)}: {escape(r.error or '')}")
 
 
 def print_alignment(console: Console, report: MetaEvalReport) -> None:
@@ -124,7 +130,7 @@ def print_alignment(console: Console, report: MetaEvalReport) -> None:
     for m in report.methods:
         c = m.pooled
         pooled.add_row(escape(m.method), str(c.items), str(m.errored), *_coefficients(c))
-    console.print(pooled)
+    print_table(console, pooled)
     group = escape(report.group or "")
     if report.group is not None:
         summary = _alignment_table(f"Summary-level, per {group}", ["groups", "items"])
@@ -132,20 +138,20 @@ def print_alignment(console: Console, report: MetaEvalReport) -> None:
             if m.summary_level is not None:
                 c = m.summary_level
                 summary.add_row(escape(m.method), str(c.groups), str(c.items), *_coefficients(c))
-        console.print(summary)
-    console.print(
+        print_table(console, summary)
+    print_line(  # one line: it names the data file, whose path may be long
+        console,
         f"{report.records} records of {escape(report.data)}, metric {escape(report.metric)}. "
         "r: Pearson, ρ: Spearman, τ: Kendall τ-b."
         + (f" Summary-level: correlated within each {group}, averaged over those with 2+ "
            "items where neither side is constant." if report.group is not None else ""),
-        highlight=False,
     )
     correlations = [c for m in report.methods for c in (m.pooled, m.summary_level) if c is not None]
     if any(c.spearman is None for c in correlations):
-        console.print(
+        print_line(
+            console,
             "-: undefined: fewer than two scored items, or the judge's or the humans' scores do "
             f"not vary{f' (summary-level: in any {group})' if report.group is not None else ''}.",
-            highlight=False,
         )
 
 
@@ -166,7 +172,7 @@ def print_item_errors(console: Console, report: MetaEvalReport, limit: int = 5) 
         failed = [item for item in report.items if item.method == m.method and item.error]
         for item in failed[:limit]:
             where = escape(f"{report.data}:{item.line}")
-            console.print(f"[yellow]{where}[/] {escape(m.method)}: {escape(item.error or '')}")
+            print_line(console, f"[yellow]{where}[/] {escape(m.method)}: {escape(item.error or '')}")
         if len(failed) > limit:
-            console.print(f"{escape(m.method)}: {len(failed) - limit} more items could not be scored")
+            print_line(console, f"{escape(m.method)}: {len(failed) - limit} more items could not be scored")
 

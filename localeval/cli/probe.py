@@ -17,6 +17,7 @@ from localeval.config import CacheConfig
 from localeval.errors import BackendError
 from localeval.judge import load_judge
 from localeval.paths import Paths
+from localeval.reports.terminal import print_table
 
 _QUESTION = (Message(role="user", content="Is 2 + 2 = 4? Rate the statement's truth from 1 to 5."),)
 _JSON = JsonRequest(
@@ -31,7 +32,7 @@ def check(backend: BackendOptions, paths: Paths, environ: Mapping[str, str], out
     """Print the judge's identity, capabilities and a live probe of each operation; 0 if all worked."""
     with ExitStack() as stack:
         judge = load_judge(backend, CacheConfig(enabled=False), paths, environ, stack, err)
-        out.print(_identity(judge))
+        print_table(out, _identity(judge))
         probes = [
             ("schema-constrained JSON", lambda: _json_probe(judge)),
             ("score distribution", lambda: _distribution_probe(judge)),
@@ -42,7 +43,7 @@ def check(backend: BackendOptions, paths: Paths, environ: Mapping[str, str], out
         table.add_column(column)
     for name, ok, text, seconds in results:
         table.add_row(name, ("[green]" if ok else "[red]") + escape(text) + "[/]", f"{seconds:.2f}")
-    out.print(table)
+    print_table(out, table)
     return 0 if all(ok for _, ok, _, _ in results) else 1
 
 

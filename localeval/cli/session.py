@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from localeval.backends.options import BackendOptions, LlamaCppOptions
 from localeval.backends.registry import backend_kind, parse_backend
@@ -26,6 +27,7 @@ from localeval.config import CacheConfig, RunConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError, first_problem
 from localeval.events import Events
+from localeval.files import make_folder
 from localeval.journal import Journal
 from localeval.judge import load_judge
 from localeval.metaeval import (
@@ -37,6 +39,7 @@ from localeval.metaeval import (
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.reports import write_reports
+from localeval.reports.terminal import print_line
 from localeval.results import RunReport
 from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
 from localeval.schedule import Order
@@ -154,43 +157,54 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     dataset_path, dataset = _dataset(config)
     metrics = config.build_metrics()
     check_inputs(dataset, metrics)
+    needed = any(m.needs_judge for m in metrics)
+    _make_cache_folder(config.cache, paths, needed)
+    if journal is None:  # a run whose judge then fails to load leaves this folder empty: no run
+        make_folder(flags.run_dir or paths.runs, "the run folder" if flags.run_dir else "the folder of runs")
     with ExitStack() as stack:
-        needed = any(m.needs_judge for m in metrics)
         judge = load_judge(config.backend, config.cache, paths, environ, stack, err) if needed else None
         if journal is None:  # only now: a judge that cannot load leaves no run behind
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
                                 flags.run_dir, paths.runs)
         run_dir = stack.enter_context(journal).path.parent
-        err.print(f"Run {journal.header.run_id}: {run_dir}", highlight=False, soft_wrap=True)
+        print_line(err, escape(f"Run {journal.header.run_id}: {run_dir}"))
         options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"))
         with progress_bar(err) as listen:
             try:
                 report = evaluate(dataset, metrics, judge, options=options, events=Events(listen), journal=journal)
             except RunInterrupted as stop:
-                err.print(
+                print_line(err, escape(
                     f"Interrupted: {stop.finished} of {stop.total} results are saved. "
-                    f"Resume with: localeval run --resume {run_dir}", highlight=False, soft_wrap=True,
-                )
+                    f"Resume with: localeval run --resume {run_dir}"
+                ))
                 return EXIT_INTERRUPTED
     print_report(out, report)
     print_errors(err, report)
     written = write_reports(report, run_dir, config.report.copies())
-    out.print("Reports: " + ", ".join(str(p) for p in written), highlight=False, soft_wrap=True)
+    print_line(out, escape("Reports: " + ", ".join(str(p) for p in written)))
     return _exit_code(report)
 
 
 def _dataset(config: RunConfig) -> tuple[Path, Dataset]:
-    """The configured dataset file and its cases."""
+    """The configured dataset file and its cases; a file without cases is an error, not a pass."""
     path = config.dataset.path
     if path is None:
         raise ConfigError("no dataset given (a file argument, or [dataset] path in --config)")
-    return path, Dataset.load(
+    dataset = Dataset.load(
         path,
         format=config.dataset.format,
         fields=config.dataset.fields,
         list_delimiter=config.dataset.list_delimiter,
         unknown_fields=config.dataset.unknown_fields,
     )
+    dataset.require_cases(config.dataset.format)
+    return path, dataset
+
+
+def _make_cache_folder(cache: CacheConfig, paths: Paths, judged: bool) -> None:
+    """Make the judge's cache folder before the judge loads, so that a bad path is one line, not a traceback."""
+    if judged and cache.enabled:
+        make_folder(cache.dir or paths.cache, "the cache folder")
 
 
 def _exit_code(report: RunReport) -> int:
@@ -263,8 +277,9 @@ def meta_eval(
     judgments = load_judgments(settings.data, settings.spec)
     metrics = [m for _, m in metric_variants(settings.metric, settings.options, settings.methods)]
     check_inputs(judgments.dataset, metrics)  # before loading a model
+    needed = any(m.needs_judge for m in metrics)
+    _make_cache_folder(settings.cache, paths, needed)
     with ExitStack() as stack:
-        needed = any(m.needs_judge for m in metrics)
         judge = load_judge(settings.backend, settings.cache, paths, environ, stack, err) if needed else None
         with progress_bar(err) as listen:
             report = meta_evaluate(
@@ -274,10 +289,10 @@ def meta_eval(
     print_item_errors(err, report)
     if settings.items_out is not None:
         report.save_items(settings.items_out)
-        out.print(f"Items: {settings.items_out}")
+        print_line(out, escape(f"Items: {settings.items_out}"))
     if settings.report is not None:
         report.save(settings.report)
-        out.print(f"Report: {settings.report}")
+        print_line(out, escape(f"Report: {settings.report}"))
     return EXIT_ERRORED if any(m.errored for m in report.methods) else EXIT_OK
 
 

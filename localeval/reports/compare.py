@@ -17,6 +17,10 @@ removed    the result is only in A (a case only in A has ``metric=None``)
 
 A metric in only one run is listed in ``metrics_only_in_a``/``_b`` rather
 than as one change per case.
+
+Each report records the dataset file it judged and its sha256; ``same_dataset``
+says whether the two runs judged the same data, since cases matched by index
+across different files compare unrelated cases.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from localeval.dataset import DatasetSource
 from localeval.errors import InputError
 from localeval.results import CaseResult, MetricResult, RunReport
 
@@ -83,6 +88,23 @@ class Comparison(BaseModel):
     metrics: list[MetricComparison]
     metrics_only_in_a: list[str]
     metrics_only_in_b: list[str]
+    cases_in_a: int
+    cases_in_b: int
+    dataset_a: DatasetSource | None = None  #: what run A judged; None in reports from before it was recorded
+    dataset_b: DatasetSource | None = None
+
+    @property
+    def same_dataset(self) -> bool | None:
+        """Whether both runs judged the same data; None when that cannot be told.
+
+        Different sha256s, or different numbers of cases, mean different data.
+        Without a sha256 (an older report), equal case counts prove nothing.
+        """
+        if self.cases_in_a != self.cases_in_b:
+            return False
+        if self.dataset_a is None or self.dataset_b is None:
+            return None
+        return self.dataset_a.sha256 == self.dataset_b.sha256
 
     def count(self, kind: ChangeKind) -> int:
         """How many changes of ``kind`` there are (for ``added``/``removed``, results and cases)."""
@@ -143,6 +165,10 @@ def compare(a: RunReport, b: RunReport, *, tolerance: float = 0.0) -> Comparison
         metrics=[_metric_summary(m, pairs[m], changes) for m in common],
         metrics_only_in_a=[m for m in names_a if m not in names_b],
         metrics_only_in_b=[m for m in names_b if m not in names_a],
+        dataset_a=a.dataset,
+        dataset_b=b.dataset,
+        cases_in_a=len(a.cases),
+        cases_in_b=len(b.cases),
     )
 
 

@@ -1,12 +1,21 @@
-"""What the terminal shows of a comparison of two runs, in the style of :mod:`localeval.cli.console`."""
+"""What the terminal shows of a comparison of two runs, and how every table and message line is printed.
+
+Output is read in terminals, CI logs and pipes. ``print_line`` prints a message
+that never wraps (a wrapped error breaks grep); ``print_table`` fits a table to a
+terminal, but elsewhere prints it as wide as its content, so that no value is cut.
+"""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segments
 from rich.table import Table
 
 from localeval.reports.compare import Change, Comparison
+
+#: Wider than any table: the room a table is measured in when it need not fit a terminal.
+_UNLIMITED = 1_000_000
 
 #: Beyond this many changes the table lists the first ones and says how many more there are.
 MAX_ROWS = 50
@@ -29,6 +38,30 @@ _WORDS = {
     "added": "only in B",
     "removed": "only in A",
 }
+
+
+def print_line(console: Console, markup: str) -> None:
+    """Print one line of rich markup that is never wrapped, however narrow the console or long a path.
+
+    For errors, warnings and summaries: CI logs are grepped line by line.
+    """
+    console.print(markup, highlight=False, soft_wrap=True)
+
+
+def print_table(console: Console, table: Table) -> None:
+    """Print ``table``: fitted to a terminal's width, or elsewhere as wide as its content.
+
+    A terminal has a width, and rich shrinks a table to it, wrapping cells and
+    cutting words to "…". Piped output has none (rich assumes 80 columns), and a
+    CI log or a script reads the values ("exact_match", "+0.125") there: each
+    column gets its widest cell, no cell is wrapped or cut.
+    """
+    if console.is_terminal:
+        console.print(table)
+        return
+    width = console.measure(table, options=console.options.update_width(_UNLIMITED)).maximum
+    lines = console.render(table, console.options.update_width(width))
+    console.print(Segments(lines), crop=False)  # crop=False: lines may be wider than the console
 
 
 def comparison_table(comparison: Comparison, limit: int = MAX_ROWS) -> Table:
@@ -73,16 +106,40 @@ def summary_table(comparison: Comparison) -> Table:
 def print_comparison(console: Console, comparison: Comparison, limit: int = MAX_ROWS) -> None:
     """The changes table (or a line saying there are none), the per-metric table, and a summary line."""
     if comparison.changes:
-        console.print(comparison_table(comparison, limit))
+        print_table(console, comparison_table(comparison, limit))
         if len(comparison.changes) > limit:
-            console.print(f"{len(comparison.changes) - limit} more changes not shown.")
+            print_line(console, f"{len(comparison.changes) - limit} more changes not shown.")
     else:
-        console.print("No changes.")
-    console.print(summary_table(comparison))
+        print_line(console, "No changes.")
+    print_table(console, summary_table(comparison))
     for side, names in (("A", comparison.metrics_only_in_a), ("B", comparison.metrics_only_in_b)):
         if names:
-            console.print(f"Metrics only in {side}: {escape(', '.join(names))}")
-    console.print(_summary_line(comparison), highlight=False)
+            print_line(console, f"Metrics only in {side}: {escape(', '.join(names))}")
+    note = _dataset_note(comparison)
+    if note is not None:
+        print_line(console, note)
+    print_line(console, _summary_line(comparison))
+
+
+def _dataset_note(comparison: Comparison) -> str | None:
+    """A warning when the runs judged different data, a note when that cannot be told; else None."""
+    same = comparison.same_dataset
+    if same:
+        return None
+    sides = (("A", comparison.dataset_a, comparison.cases_in_a), ("B", comparison.dataset_b, comparison.cases_in_b))
+    if same is None:
+        older = [side for side, dataset, _ in sides if dataset is None]
+        which = "neither report records it" if len(older) == 2 else f"the report of {older[0]} does not record it"
+        return (f"[yellow]Note:[/] cannot tell whether both runs judged the same dataset: {which} "
+                "(written by an older localeval).")
+    judged = "; ".join(
+        f"{side}: {n} case{'' if n == 1 else 's'}"
+        + ("" if dataset is None else f" of {escape(dataset.path)}, sha256 {dataset.sha256}")
+        for side, dataset, n in sides
+    )
+    matched = "the same position" if comparison.matched_by == "index" else "the same name"
+    return (f"[bold yellow]Warning:[/] the runs judged different datasets ({judged}); "
+            f"each row compares the cases at {matched}.")
 
 
 def _summary_line(comparison: Comparison) -> str:
