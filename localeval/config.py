@@ -81,6 +81,9 @@ class RunConfig(_Section):
     )
     dataset: DatasetConfig = Field(default_factory=DatasetConfig)
     backend: BackendConfig = Field(default_factory=LlamaCppOptions)
+    judges: dict[str, BackendConfig] = Field(
+        default_factory=dict, description="Named judges, [judges.NAME], for metrics that say judge = 'NAME'."
+    )
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     report: ReportConfig = Field(default_factory=ReportConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
@@ -112,6 +115,7 @@ class RunConfig(_Section):
             update={
                 "dataset": self.dataset.model_copy(update={"path": rebase(self.dataset.path)}),
                 "backend": self.backend.rebased(base),
+                "judges": {name: judge.rebased(base) for name, judge in self.judges.items()},
                 "report": self.report.model_copy(
                     update={name: rebase(getattr(self.report, name)) for name in ("path", "html", "junit")}
                 ),
@@ -131,8 +135,21 @@ class RunConfig(_Section):
             where = f"{self.source}: metrics[{i}]"
             if not isinstance(kind, str):
                 raise ConfigError(f"{where}: the 'metric' key (its type, e.g. 'geval') is missing")
-            built.append(self._rebase_paths(build_metric(kind, options, where)))
+            metric = self._rebase_paths(build_metric(kind, options, where))
+            self._check_judge(metric, where)
+            built.append(metric)
         return built
+
+    def judge_tables(self, metrics: list[Metric]) -> dict[str | None, BackendOptions]:
+        """The judges ``metrics`` ask, by name (None: ``[backend]``), and nothing more: an unused table loads nothing."""
+        wanted = {m.judge_name for m in metrics if m.needs_judge}
+        return {name: self.backend if name is None else self.judges[name] for name in sorted(wanted, key=str)}
+
+    def _check_judge(self, metric: Metric, where: str) -> None:
+        name = metric.judge_name
+        if name is not None and name not in self.judges:
+            known = ", ".join(sorted(self.judges)) or "none"
+            raise ConfigError(f"{where}: judge {name!r}: there is no [judges.{name}] table (judges: {known})")
 
     def _base(self) -> Path:
         """The folder relative paths in this config are relative to."""

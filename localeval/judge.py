@@ -1,4 +1,4 @@
-"""Loading the judge a run configured: any backend kind, behind the cache unless it is off."""
+"""Loading the judges a run configured: any backend kind, behind the cache unless it is off."""
 
 from __future__ import annotations
 
@@ -37,3 +37,24 @@ def load_judge(
         judge = kind.build(backend, context)
     stack.callback(judge.close)
     return CachedBackend(judge, store) if store is not None else judge
+
+
+def load_judges(
+    tables: Mapping[str | None, BackendOptions],
+    cache: CacheConfig,
+    paths: Paths,
+    environ: Mapping[str, str],
+    stack: ExitStack,
+    status: Console,
+) -> tuple[Backend | None, dict[str, Backend]]:
+    """The default judge (key None; None when absent) and the named ones (``[judges.NAME]``), each
+    loaded by :func:`load_judge` and closed when ``stack`` closes."""
+    loaded = {
+        name: load_judge(table, cache, paths, environ, stack, status, where=_where(name))
+        for name, table in tables.items()
+    }
+    return loaded.pop(None, None), {name: judge for name, judge in loaded.items() if name is not None}
+
+
+def _where(name: str | None) -> str:
+    return "backend" if name is None else f"judges.{name}"

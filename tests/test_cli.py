@@ -265,3 +265,86 @@ def test_a_line_naming_a_long_path_is_not_wrapped(env, tmp_path):
     result = localeval("cache", "info", "--cache-dir", str(folder), env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"{folder}: empty (no cache yet)\n"
+
+
+# -- per-metric judges ---------------------------------------------------------------------------
+
+TWO_JUDGES = """
+[dataset]
+path = "{data}"
+
+[backend]                      # the default judge
+n_threads = 1
+
+[judges.second]                # a second judge, another model: asked by the metric that names it
+model = "gemma-3-270m"
+n_threads = 1
+
+[[metrics]]
+metric = "geval"
+name = "by_default"
+evaluation_steps = ["Check that the answer is correct."]
+include_reason = false
+
+[[metrics]]
+metric = "geval"
+name = "by_second"
+judge = "second"
+evaluation_steps = ["Check that the answer is correct."]
+include_reason = false
+"""
+
+
+@pytest.mark.model
+def test_each_metric_is_judged_by_the_judge_it_names_and_each_judge_has_its_own_cache_keys(env, tmp_path):
+    data = tmp_path / "qa.jsonl"
+    data.write_text('{"input": "Capital of France?", "actual_output": "Paris"}\n'
+                    '{"input": "2 + 2?", "actual_output": "5"}\n')
+    config = tmp_path / "eval.toml"
+    config.write_text(TWO_JUDGES.format(data=data))
+    runs = []
+    for name in ("first", "again"):
+        result = localeval("run", "-c", str(config), "--report", str(tmp_path / f"{name}.json"), env=env)
+        assert result.returncode in (0, 1), result.stderr
+        runs.append(json.loads((tmp_path / f"{name}.json").read_text()))
+    first, again = runs
+    default, second = first["backend"], first["judges"]["second"]
+    assert default["model"] == "smollm2-135m-instruct" and second["model"] == "gemma-3-270m"
+    assert default["model_sha256"] != second["model_sha256"]
+    by_metric = [{r["metric"]: r for r in case["results"]} for case in first["cases"]]
+    # The two judges are different models: the same prompt scores differently.
+    assert all(case["by_default"]["raw_score"] != case["by_second"]["raw_score"] for case in by_metric)
+    assert all(case[m]["usage"]["model_calls"] == 1 for case in by_metric for m in ("by_default", "by_second"))
+    assert first["stats"]["model_calls"] == 4 and first["stats"]["prompt_tokens"] > 0
+    assert (again["stats"]["model_calls"], again["stats"]["cache_hits"]) == (0, 4)
+    assert scores(again) == scores(first)
+
+
+def test_a_metric_naming_a_judge_without_a_table_is_one_line_before_any_model_loads(env, tmp_path):
+    data = tmp_path / "qa.jsonl"
+    data.write_text('{"input": "q", "actual_output": "a"}\n')
+    config = tmp_path / "eval.toml"
+    config.write_text(TWO_JUDGES.format(data=data).replace('judge = "second"', 'judge = "third"'))
+    result = localeval("run", "-c", str(config), env={**env, "LOCALEVAL_HOME": str(tmp_path / "no-models")})
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"error: {config}: metrics[2]: judge 'third': there is no [judges.third] table (judges: second)"
+    )
+    config.write_text(TWO_JUDGES.format(data=data).replace('model = "gemma-3-270m"', 'base_url = "http://x"'))
+    result = localeval("run", "-c", str(config), env=env)
+    assert result.returncode == 2
+    assert "judges.second" in result.stderr and "base_url" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.model
+def test_backends_check_checks_every_judge_of_a_config(env, tmp_path):
+    data = tmp_path / "qa.jsonl"
+    data.write_text('{"input": "q", "actual_output": "a"}\n')
+    config = tmp_path / "eval.toml"
+    config.write_text(TWO_JUDGES.format(data=data))
+    result = localeval("backends", "check", "-c", str(config), env=env)
+    assert result.returncode == 0, result.stderr
+    sections = result.stdout.split("[judges.second]")
+    assert len(sections) == 2 and "[backend]" in sections[0]
+    assert "smollm2-135m-instruct" in sections[0] and "gemma-3-270m" in sections[1]
+    assert sections[0].count("valid:") == sections[1].count("valid:") == 1

@@ -140,3 +140,22 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(project: Path) -> None:
     assert f"Interrupted: {saved} of {2 * len(ANSWERS)} results are saved. " in stderr
     assert f"Resume with: localeval run --resume {run_dir}" in stderr
     assert "Traceback" not in stderr
+
+
+def test_resume_of_a_run_whose_settings_this_version_cannot_read_is_one_line(project: Path) -> None:
+    """A journal from before the typed backend options: [backend] held keys no kind has."""
+    env = {**os.environ, "COLUMNS": "300"}
+    first = subprocess.run(command(str(project / "cases.jsonl"), "--metric", "exact_match", "--run-dir",
+                                   str(project / "run")), capture_output=True, text=True, env=env, timeout=60)
+    assert first.returncode == 0, first.stderr
+    journal = project / "run" / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["config"]["backend"] = {**header["config"]["backend"], "base_url": None, "api_key_env": None}
+    journal.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    result = subprocess.run(command("--resume", str(project / "run")), capture_output=True, text=True, env=env,
+                            timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert f"error: {journal}:1: the run's settings cannot be read (backend" in result.stderr
+    assert "start a new run" in result.stderr

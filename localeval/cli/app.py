@@ -210,20 +210,23 @@ def meta_eval(
 
 @backends_app.command("check")
 def backends_check(
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="Take [backend] from this config.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="Check [backend] and every [judges.NAME] of this config.")] = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
     model: ModelOption = None,
     threads: ThreadsOption = None,
 ) -> None:
-    """Ask the configured judge what it supports, with one real call of each kind."""
+    """Ask each configured judge what it supports, with one real call of each kind."""
+    from localeval.backends.options import BackendOptions
     from localeval.cli import probe, session
 
     settings = session.settings_from_cli(
         dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None,
         list_delimiter=None, report=None, no_cache=True, cache_dir=None, backend=backend, base_url=base_url,
     )
-    raise typer.Exit(probe.check(settings.backend, _paths(), os.environ, _out(), _err()))
+    tables: dict[str | None, BackendOptions] = {None: settings.backend}
+    tables.update(settings.judges)
+    raise typer.Exit(probe.check_all(tables, _paths(), os.environ, _out(), _err()))
 
 
 @backends_app.command("list")

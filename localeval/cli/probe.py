@@ -17,7 +17,7 @@ from localeval.config import CacheConfig
 from localeval.errors import BackendError
 from localeval.judge import load_judge
 from localeval.paths import Paths
-from localeval.reports.terminal import print_table
+from localeval.reports.terminal import print_line, print_table
 
 _QUESTION = (Message(role="user", content="Is 2 + 2 = 4? Rate the statement's truth from 1 to 5."),)
 _JSON = JsonRequest(
@@ -28,10 +28,25 @@ _JSON = JsonRequest(
 _SCORES = DistributionRequest(messages=_QUESTION, prefill="Score: ", candidates=tuple("12345"))
 
 
-def check(backend: BackendOptions, paths: Paths, environ: Mapping[str, str], out: Console, err: Console) -> int:
+def check_all(
+    tables: Mapping[str | None, BackendOptions], paths: Paths, environ: Mapping[str, str], out: Console, err: Console
+) -> int:
+    """:func:`check` each judge of a config (None: ``[backend]``; a name: ``[judges.NAME]``); 0 if all worked."""
+    codes = []
+    for name, table in tables.items():
+        if len(tables) > 1:
+            print_line(out, "[bold]" + escape("[backend]" if name is None else f"[judges.{name}]") + "[/]")
+        codes.append(check(table, paths, environ, out, err, where="backend" if name is None else f"judges.{name}"))
+    return max(codes, default=0)
+
+
+def check(
+    backend: BackendOptions, paths: Paths, environ: Mapping[str, str], out: Console, err: Console,
+    where: str = "backend",
+) -> int:
     """Print the judge's identity, capabilities and a live probe of each operation; 0 if all worked."""
     with ExitStack() as stack:
-        judge = load_judge(backend, CacheConfig(enabled=False), paths, environ, stack, err)
+        judge = load_judge(backend, CacheConfig(enabled=False), paths, environ, stack, err, where=where)
         print_table(out, _identity(judge))
         probes = [
             ("schema-constrained JSON", lambda: _json_probe(judge)),

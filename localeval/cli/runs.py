@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from localeval import reports
 from localeval.catalog import file_sha256
 from localeval.config import RunConfig
-from localeval.errors import InputError
+from localeval.errors import InputError, first_problem
 from localeval.journal import Journal, JournalHeader
 from localeval.results import RunReport
 from localeval.runner import new_run_id, now
@@ -50,7 +52,14 @@ def start_run(config: RunConfig, dataset: Path, metrics: list[str], cases: int, 
 def resumed_config(journal: Journal) -> RunConfig:
     """The configuration the journal's run started with; refuses when its dataset has changed since."""
     header = journal.header
-    config = RunConfig.model_validate({**header.config, "source": header.config_source})
+    try:
+        config = RunConfig.model_validate({**header.config, "source": header.config_source})
+    except ValidationError as err:  # a journal written by another localeval, whose settings differ
+        where, message = first_problem(err)
+        raise InputError(
+            f"{journal.path}:1: the run's settings cannot be read ({where}: {message}); "
+            "it was started by another version of localeval: start a new run"
+        ) from err
     path = config.dataset.path
     if path is None or not path.is_file():
         raise InputError(f"{journal.path}: the run's dataset {path} is gone")

@@ -29,7 +29,7 @@ from localeval.errors import ConfigError, first_problem
 from localeval.events import Events
 from localeval.files import make_folder
 from localeval.journal import Journal
-from localeval.judge import load_judge
+from localeval.judge import load_judge, load_judges
 from localeval.metaeval import (
     JudgmentSpec,
     load_judgments,
@@ -157,12 +157,12 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     dataset_path, dataset = _dataset(config)
     metrics = config.build_metrics()
     check_inputs(dataset, metrics)
-    needed = any(m.needs_judge for m in metrics)
-    _make_cache_folder(config.cache, paths, needed)
+    tables = config.judge_tables(metrics)
+    _make_cache_folder(config.cache, paths, bool(tables))
     if journal is None:  # a run whose judge then fails to load leaves this folder empty: no run
         make_folder(flags.run_dir or paths.runs, "the run folder" if flags.run_dir else "the folder of runs")
     with ExitStack() as stack:
-        judge = load_judge(config.backend, config.cache, paths, environ, stack, err) if needed else None
+        judge, judges = load_judges(tables, config.cache, paths, environ, stack, err)
         if journal is None:  # only now: a judge that cannot load leaves no run behind
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
                                 flags.run_dir, paths.runs)
@@ -171,7 +171,8 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
         options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"))
         with progress_bar(err) as listen:
             try:
-                report = evaluate(dataset, metrics, judge, options=options, events=Events(listen), journal=journal)
+                report = evaluate(dataset, metrics, judge, judges=judges, options=options, events=Events(listen),
+                                  journal=journal)
             except RunInterrupted as stop:
                 print_line(err, escape(
                     f"Interrupted: {stop.finished} of {stop.total} results are saved. "
