@@ -77,11 +77,11 @@ def check_inputs(dataset: Dataset, metrics: Sequence[Metric]) -> None:
 
     Raises :class:`DatasetError` naming the file, line and field of the first problem.
     """
-    dataset.require_cases()  # a run over nothing would report that every metric passed
     names = [m.display_name for m in metrics]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"two metrics are named {duplicates[0]!r}; give each a distinct name")
+    dataset.require_cases()  # a run over nothing would report that every metric passed
     for case, location in zip(dataset.cases, dataset.locations):
         for metric in metrics:
             try:

@@ -57,7 +57,7 @@ def test_the_six_metrics_score_every_example_without_an_error(llama_backend: Any
         for result in case_result.results:
             assert result.score is not None and 0.0 <= result.score <= 1.0
             assert not math.isnan(result.score)
-            assert result.score == result.details["raw_score"]
+            assert result.score == result.raw_score
             verdicts = result.details["verdicts"]
             assert sum(result.details["counts"].values()) == len(verdicts) >= 1
             if result.kind == "hallucination":
