@@ -171,6 +171,27 @@ def test_strict_mode_fails_when_zero_is_the_verdict() -> None:
     assert result.raw_score == pytest.approx(0.3, rel=1e-12)
 
 
+@pytest.mark.parametrize("scoring", ["logprobs", "top"])
+def test_strict_mode_scores_an_exact_tie_0_with_every_method(scoring: str) -> None:
+    judge = ScriptedBackend(logprobs=[logprobs(0.5, 0.5, low=0)])  # p(1) = 0.5 exactly
+    result = geval(strict_mode=True, scoring=scoring, include_reason=False).measure(CASE, judge)
+    assert (result.score, result.passed) == (0.0, False)
+    assert result.details["expected_score"] == 0.5
+    assert result.details["most_likely_score"] == 0.0
+
+
+def test_strict_sampling_scores_a_mean_of_exactly_half_0() -> None:
+    judge = ScriptedBackend(json_values=[{"score": s} for s in [0, 1] * 10])
+    result = geval(strict_mode=True, scoring="sampling", include_reason=False).measure(CASE, judge)
+    assert (result.raw_score, result.score, result.passed) == (0.5, 0.0, False)
+
+
+def test_top_breaks_a_tie_toward_the_lower_score() -> None:
+    judge = ScriptedBackend(logprobs=[logprobs(0.1, 0.4, 0.1, 0.4, 0.0)])
+    result = geval(scoring="top", include_reason=False).measure(CASE, judge)
+    assert result.raw_score == 2.0
+
+
 # --- scoring = "sampling" ----------------------------------------------------------------
 
 SAMPLE_SCHEMA = {
