@@ -304,7 +304,8 @@ def _human(value: Any, keypath: str, path: str, line: int) -> float:
 
 
 def _group(value: Any, keypath: str, path: str, line: int) -> Any:
-    if value is None or isinstance(value, (list, dict)):
+    """The record's group; a boolean is refused, because Python's ``True == 1`` would merge it with the number 1."""
+    if value is None or isinstance(value, (bool, list, dict)):
         message = f"a group must be a string or a number, got {_json_type(value)}"
         raise DatasetError(message, path=path, line=line, field=keypath)
     return value

@@ -16,7 +16,17 @@ from scripted import ScriptedBackend
 from localeval.case import TestCase
 from localeval.config import RunConfig
 from localeval.errors import BackendError, ConfigError, UnknownMetric
-from localeval.metrics import Composite, ExactMatch, GEval, Hallucination, build_metric, metric, register_metric
+from localeval.metrics import (
+    AnswerRelevancy,
+    Composite,
+    ExactMatch,
+    Faithfulness,
+    GEval,
+    Hallucination,
+    build_metric,
+    metric,
+    register_metric,
+)
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.composite import combine
 
@@ -64,6 +74,14 @@ def test_what_a_function_may_return(returned, score, reason, details) -> None:
 
     result = returns().measure(CASE)
     assert (result.score, result.reason, result.details, result.error) == (score, reason, details, None)
+
+
+def test_a_verdict_may_carry_its_own_pass() -> None:
+    @metric("test_vetoed", register=False)
+    def vetoed(case: TestCase) -> Verdict:
+        return Verdict(0.9, "high, but vetoed", passed=False)
+
+    assert (vetoed().measure(CASE).score, vetoed().measure(CASE).passed) == (0.9, False)
 
 
 @pytest.mark.parametrize(("returned", "error"), [
@@ -166,7 +184,8 @@ def test_a_composite_of_a_function_metric_and_exact_match() -> None:
     built = build_metric("composite", {"metrics": [{"metric": "test_word_limit", "max_words": 6},
                                                     {"metric": "exact_match"}], "aggregate": "mean"})
     result = built.measure(CASE)
-    assert result.score == 0.5 and result.reason == "mean of test_word_limit 1.00, exact_match 0.00"
+    assert result.score == 0.5 and result.reason.startswith("mean of test_word_limit 1.00, exact_match 0.00; ")
+    assert not result.passed  # exact_match fails its own threshold of 1
     assert [p["metric"] for p in result.details["parts"]] == ["test_word_limit", "exact_match"]
     assert built.required_fields() == ("actual_output", "expected_output")
     assert not built.needs_judge
@@ -181,6 +200,65 @@ def test_a_lower_is_better_part_counts_as_one_minus_its_score() -> None:
     assert built.needs_judge
     assert result.score == 0.75  # max(1 - 0.25, 0.0)
     assert result.details["parts"][0]["score"] == 0.25
+
+
+RAG_CASE = TestCase(
+    input="What if these shoes don't fit?",
+    actual_output="Returns are free. You have 30 days. Keep the receipt. Refunds take a week. Stores take them too.",
+    retrieval_context=["Returns are free within 30 days with a receipt."],
+)
+
+
+def grounded_and_relevant(**options: object) -> tuple[Composite, ScriptedBackend]:
+    """The issue's example: faithfulness (threshold 0.9) scores 3/5 = 0.6, answer relevancy 1.0; min 0.6."""
+    judge = ScriptedBackend(json_values=[{"verdicts": ["yes", "yes", "yes", "no", "no"]}, {"verdicts": ["yes"] * 5}])
+    parts = [Faithfulness(threshold=0.9, include_reason=False), AnswerRelevancy(include_reason=False)]
+    return Composite(metrics=parts, aggregate="min", threshold=0.5, **options), judge  # type: ignore[arg-type]
+
+
+def test_a_composite_fails_when_a_part_fails_on_its_own_threshold() -> None:
+    built, judge = grounded_and_relevant()
+    result = built.measure(RAG_CASE, judge)
+    assert [(p["metric"], p["score"], p["passed"]) for p in result.details["parts"]] == [
+        ("faithfulness", 0.6, False), ("answer_relevancy", 1.0, True)
+    ]
+    assert (result.score, result.threshold, result.passed) == (0.6, 0.5, False)
+    assert result.reason == (
+        "min of faithfulness 0.60, answer_relevancy 1.00; failed on its own: faithfulness 0.60 < threshold 0.90"
+    )
+    assert result.details["failed_parts"] == ["faithfulness"]
+
+
+def test_require_parts_pass_false_lets_the_aggregate_alone_decide() -> None:
+    built, judge = grounded_and_relevant(require_parts_pass=False)
+    result = built.measure(RAG_CASE, judge)
+    assert (result.score, result.passed) == (0.6, True)
+    assert result.reason == "min of faithfulness 0.60, answer_relevancy 1.00"
+    assert "failed_parts" not in result.details
+    assert build_metric("composite", {"metrics": [{"metric": "exact_match"}], "require_parts_pass": False})
+
+
+def test_a_composite_also_needs_its_aggregate_to_reach_its_threshold() -> None:
+    built = Composite(metrics=[word_limit(max_words=6), ExactMatch(threshold=0.0)], aggregate="mean", threshold=0.6)
+    result = built.measure(CASE)
+    assert [p["passed"] for p in result.details["parts"]] == [True, True]
+    assert (result.score, result.passed) == (0.5, False)
+    assert "failed_parts" not in result.details
+
+
+@pytest.mark.parametrize(("verdicts", "hallucination", "passed", "failed"), [
+    (["agrees", "contradicts", "agrees", "agrees"], 0.25, True, None),  # 0.25 <= 0.5: the part passes
+    (["contradicts", "contradicts", "contradicts", "agrees"], 0.75, False, "hallucination 0.75 > threshold 0.50"),
+])
+def test_a_lower_is_better_part_passes_by_its_own_rule(verdicts, hallucination, passed, failed) -> None:
+    judge = ScriptedBackend(json_values=[{"verdicts": verdicts}])
+    case = CASE.model_copy(update={"context": ["a", "b", "c", "d"], "actual_output": "one two"})
+    built = Composite(metrics=[Hallucination(include_reason=False), ExactMatch(name="em")], aggregate="max")
+    result = built.measure(case, judge)
+    assert result.details["parts"][0]["score"] == hallucination
+    assert result.score == 1.0  # max(1 - hallucination, exact match 1.0)
+    assert result.passed is passed
+    assert result.reason.endswith(f"; failed on its own: {failed}" if failed else "em 1.00")
 
 
 def test_a_part_that_errors_makes_the_composite_an_error_that_keeps_the_parts() -> None:

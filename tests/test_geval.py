@@ -6,7 +6,9 @@ are in test_metrics.py; this file pins the features of the rewrite with exact nu
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +27,7 @@ from localeval.runner import evaluate
 
 CASE = TestCase(input="What is 2+2?", actual_output="4", expected_output="4")
 STEPS = ("Check the arithmetic.", "Penalize extra text.")
+TOPICAL_CHAT = Path(__file__).parent / "data" / "alignment" / "topical_chat.json"
 
 
 def logprobs(*probabilities: float, low: int = 1) -> dict[str, float]:
@@ -169,6 +172,27 @@ def test_strict_mode_fails_when_zero_is_the_verdict() -> None:
     )
     assert (result.score, result.passed) == (0.0, False)
     assert result.raw_score == pytest.approx(0.3, rel=1e-12)
+
+
+@pytest.mark.parametrize("scoring", ["logprobs", "top"])
+def test_strict_mode_scores_an_exact_tie_0_with_every_method(scoring: str) -> None:
+    judge = ScriptedBackend(logprobs=[logprobs(0.5, 0.5, low=0)])  # p(1) = 0.5 exactly
+    result = geval(strict_mode=True, scoring=scoring, include_reason=False).measure(CASE, judge)
+    assert (result.score, result.passed) == (0.0, False)
+    assert result.details["expected_score"] == 0.5
+    assert result.details["most_likely_score"] == 0.0
+
+
+def test_strict_sampling_scores_a_mean_of_exactly_half_0() -> None:
+    judge = ScriptedBackend(json_values=[{"score": s} for s in [0, 1] * 10])
+    result = geval(strict_mode=True, scoring="sampling", include_reason=False).measure(CASE, judge)
+    assert (result.raw_score, result.score, result.passed) == (0.5, 0.0, False)
+
+
+def test_top_breaks_a_tie_toward_the_lower_score() -> None:
+    judge = ScriptedBackend(logprobs=[logprobs(0.1, 0.4, 0.1, 0.4, 0.0)])
+    result = geval(scoring="top", include_reason=False).measure(CASE, judge)
+    assert result.raw_score == 2.0
 
 
 # --- scoring = "sampling" ----------------------------------------------------------------
@@ -546,14 +570,22 @@ def test_the_fluency_preset_shows_only_the_summary() -> None:
 
 
 def test_the_groundedness_preset_shows_the_fact() -> None:
-    judge = ScriptedBackend(logprobs=[LOGPROBS])
+    judge = ScriptedBackend(logprobs=[logprobs(0.0, 0.0, 1.0, 0.0, low=0)])
     case = TestCase(input="Hi!", actual_output="Paris is in France.", context=["Paris is in France."])
-    build_metric("geval:groundedness", {"include_reason": False}).measure(case, judge)
+    result = build_metric("geval:groundedness", {"include_reason": False}).measure(case, judge)
+    assert (result.raw_score, result.score) == (2.0, pytest.approx(2 / 3, rel=1e-12))
     user = judge.requests[0].messages[-1].content
     assert user.startswith(
         "Conversation History:\nHi!\n\nResponse:\nParis is in France.\n\nFact:\n- Paris is in France.\n\n---\n"
     )
-    assert "grade the Conversation History, Response and Fact above" in user
+    assert "grade the Conversation History, Response and Fact above on a scale from 0 (worst) to 3 (best)" in user
+
+
+def test_the_groundedness_range_has_the_levels_of_topical_chats_labels() -> None:
+    labels = {round(r["scores"]["groundedness"], 6) for r in json.loads(TOPICAL_CHAT.read_text())}
+    assert labels == {0.0, round(1 / 3, 6), round(2 / 3, 6), 1.0}
+    low, high = build_metric("geval:groundedness").score_range  # type: ignore[attr-defined]
+    assert {round((s - low) / (high - low), 6) for s in range(low, high + 1)} == labels
 
 
 def test_the_case_comes_first_with_case_first() -> None:
@@ -607,7 +639,7 @@ PRESET_SHAPES = {
     "relevance": ((1, 5), ("input", "actual_output")),
     "engagingness": ((1, 3), ("input", "actual_output")),
     "naturalness": ((1, 3), ("input", "actual_output")),
-    "groundedness": ((1, 5), ("input", "actual_output", "context")),
+    "groundedness": ((0, 3), ("input", "actual_output", "context")),
 }
 
 

@@ -350,11 +350,13 @@ def test_a_bad_record_names_the_file_line_and_key(name, tmp_path):
     assert message in str(caught.value)
 
 
-def test_a_group_must_be_a_string_or_a_number(tmp_path):
+@pytest.mark.parametrize(("group", "shown"), [("[1]", "a list"), ("null", "null"), ("true", "a boolean")])
+def test_a_group_must_be_a_string_or_a_number(tmp_path, group: str, shown: str):
     path = tmp_path / "d.jsonl"
-    path.write_text('{"q": "a", "h": 1, "g": [1]}\n')
-    with pytest.raises(DatasetError, match=r"d\.jsonl:1: field 'g': a group must be a string or a number"):
+    path.write_text('{"q": "a", "h": 1, "g": 1}\n{"q": "b", "h": 2, "g": ' + group + "}\n")
+    with pytest.raises(DatasetError) as caught:
         load_judgments(path, JudgmentSpec({"input": "q"}, "h", group="g"))
+    assert str(caught.value) == f"{path}:2: field 'g': a group must be a string or a number, got {shown}"
 
 
 @pytest.mark.parametrize(

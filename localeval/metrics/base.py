@@ -26,11 +26,16 @@ class Verdict:
 
     ``details["raw_score"]``, when a metric puts it there, is its own number before
     scaling or strict mode; the result carries it as ``MetricResult.raw_score``.
+
+    ``passed`` is for a metric whose verdict is more than its score against its
+    threshold (a composite also needs its parts to pass); None, the default, leaves
+    it to :meth:`Metric.passes`.
     """
 
     score: float
     reason: str
     details: dict[str, Any] = field(default_factory=dict)
+    passed: bool | None = None
 
 
 def check_score(metric: str, score: object) -> None:
@@ -116,7 +121,7 @@ class Metric(BaseModel):
         return self._result(
             score=verdict.score,
             raw_score=raw,
-            passed=self.passes(verdict.score),
+            passed=self.passes(verdict.score) if verdict.passed is None else verdict.passed,
             reason=verdict.reason,
             details=details,
             start=start,

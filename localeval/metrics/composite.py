@@ -5,6 +5,13 @@ the ``aggregate`` of the parts' scores, each read so that higher is better (a
 lower-is-better part such as hallucination counts as 1 - score). The parts'
 results are the evidence. A part that cannot score makes the composite's result
 an error that names it: a composite never scores on fewer parts than it has.
+
+A composite passes when every part passes on its own (by the part's threshold and
+pass rule) and the aggregate reaches the composite's threshold. Without the first
+condition, "the min of faithfulness and relevancy" at 0.6 would pass a threshold
+of 0.5 while faithfulness, at threshold 0.9, fails: the composite would hide the
+failure it was built to catch. ``require_parts_pass = false`` drops it, for an
+aggregate that is meant to let a strong part make up for a weak one.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from localeval.backends.base import Backend
 from localeval.case import TestCase
 from localeval.errors import PartFailed
 from localeval.metrics.base import Metric, Verdict
+from localeval.results import MetricResult
 
 Aggregate = Literal["min", "max", "mean", "weighted_mean"]
 
@@ -30,6 +38,9 @@ class Composite(Metric):
     metrics: list[SerializeAsAny[Metric]] = Field(min_length=1, description="The parts, measured in order.")
     aggregate: Aggregate = "min"
     weights: list[float] | None = Field(None, description="weighted_mean: one non-negative weight per part.")
+    require_parts_pass: bool = Field(
+        True, description="Pass only when every part passes too; false: the aggregate alone decides."
+    )
 
     @field_validator("metrics", mode="before")
     @classmethod
@@ -86,7 +97,18 @@ class Composite(Metric):
         oriented = [1.0 - s if m.lower_is_better else s for m, s in zip(self.metrics, scores)]
         score = combine(self.aggregate, oriented, self.weights)
         parts = ", ".join(f"{r.metric} {r.score:.2f}" for r in results)
-        return Verdict(score=score, reason=f"{self.aggregate} of {parts}", details=details)
+        reason = f"{self.aggregate} of {parts}"
+        failing = [(r, s) for r, s in zip(results, scores) if not r.passed] if self.require_parts_pass else []
+        if failing:
+            details["failed_parts"] = [r.metric for r, _ in failing]
+            reason += "; failed on its own: " + ", ".join(_failure(r, s) for r, s in failing)
+        return Verdict(score=score, reason=reason, details=details, passed=self.passes(score) and not failing)
+
+
+def _failure(result: MetricResult, score: float) -> str:
+    """``faithfulness 0.60 < threshold 0.90``: why a part failed, by its own pass rule."""
+    sign = ">" if result.lower_is_better else "<"
+    return f"{result.metric} {score:.2f} {sign} threshold {result.threshold:.2f}"
 
 
 def combine(aggregate: Aggregate, scores: list[float], weights: list[float] | None = None) -> float:

@@ -8,11 +8,15 @@ Scoring methods, chosen explicitly and recorded in every result:
   (what the valid scores had before renormalizing) is reported, and one below
   ``min_covered_mass`` is an error: the judge was not writing a score there.
 * ``top``: the most likely valid score of the same distribution (the paper's
-  "-Probs" ablation).
+  "-Probs" ablation); at a tie, the lowest of the tied scores.
 * ``sampling``: the mean of ``samples`` scores sampled at ``temperature`` as
   schema-constrained JSON, seeds ``seed``, ``seed + 1``, … (so cacheable);
   fewer than half valid is an error. The fallback for backends without
   log-probabilities — taken only when ``allow_fallback`` is set, and recorded.
+
+``strict_mode`` scores 1 only when the judge favours 1: p(1) > 0.5 (``logprobs``),
+1 strictly more likely than 0 (``top``), a sampled mean above 0.5 (``sampling``).
+An exact tie is not a verdict of 1, so every method scores it 0, and fails it.
 
 The reason, when asked for, is written by the judge *after* scoring, as a
 follow-up to the score prompt, and is told the score, so the score never
@@ -96,7 +100,7 @@ class GEval(JudgedMetric):
     )
     score_range: tuple[int, int] = Field((1, 5), description="Lowest and highest integer score.")
     strict_mode: bool = Field(
-        False, description="Binary: scores 0/1, result 1 only when 1 is the judge's verdict; threshold 1."
+        False, description="Binary: scores 0/1, 1 only when the judge favours 1 (a tie is 0); threshold 1."
     )
     scoring: Scoring = "logprobs"
     allow_fallback: bool = Field(
@@ -187,9 +191,12 @@ class GEval(JudgedMetric):
         )
 
     def final_score(self, raw: float) -> float:
-        """The raw score scaled from ``score_range`` to [0, 1]; strict mode: 1.0 when 1 is the verdict."""
+        """The raw score scaled from ``score_range`` to [0, 1]; strict mode: 1.0 only when raw > 0.5.
+
+        A tie (p(1) = 0.5) is 0, as ``top`` breaks it toward the lower score: one rule for every method.
+        """
         low, high = self.score_range
-        return float(raw >= 0.5) if self.strict_mode else scale_to_unit(raw, low, high)
+        return float(raw > 0.5) if self.strict_mode else scale_to_unit(raw, low, high)
 
     def _method(self, judge: Backend) -> tuple[Scoring, str | None]:
         if self.scoring == "sampling" or judge.capabilities.distribution:
@@ -214,10 +221,11 @@ class GEval(JudgedMetric):
                 f"score position (min_covered_mass {self.min_covered_mass:.0%}): the judge was not "
                 "writing a score there; check the prompt and the model's chat format"
             )
-        raw = dist.expected_value(scores) if method == "logprobs" else scores[dist.most_likely()]
+        top = most_likely_score(dist.probabilities, scores)
+        raw = dist.expected_value(scores) if method == "logprobs" else top
         evidence = {
             "expected_score": dist.expected_value(scores),
-            "most_likely_score": scores[dist.most_likely()],
+            "most_likely_score": top,
             "distribution": dist.probabilities,
             "covered_mass": dist.covered_mass,
         }
@@ -288,6 +296,16 @@ def sampled_mean(samples: list[int | None]) -> float:
     if not samples or len(valid) * 2 < len(samples):
         raise BackendError(f"only {len(valid)} of {len(samples)} sampled scores were valid")
     return statistics.fmean(valid)
+
+
+def most_likely_score(probabilities: dict[str, float], scores: dict[str, float]) -> float:
+    """The score the judge finds most likely; a tie goes to the lowest tied score.
+
+    Not the candidates' order (a backend may return them in any): a tie is no
+    verdict for the higher score, the same rule as strict mode's p(1) > 0.5.
+    """
+    best = max(probabilities.values())
+    return min(scores[c] for c, p in probabilities.items() if p == best)
 
 
 def _parameters(labels: list[str]) -> str:

@@ -5,7 +5,10 @@ Summary dimensions (coherence, consistency, fluency, relevance) judge an
 Dialogue dimensions (engagingness, naturalness, groundedness) judge an
 ``actual_output`` response to the ``input`` conversation, as in Topical-Chat;
 groundedness also reads the ``context`` fact the response should use. Ranges
-follow the human annotations of those datasets. Any option can be overridden.
+follow the human annotations of those datasets, so a preset's scores have the
+levels of the humans': groundedness is 0-3 because Topical-Chat's labels are 0,
+1/3, 2/3 and 1 (three annotators' yes/no on "uses the fact", averaged), and a
+judge's s of 0-3 scores s/3, one of those four. Any option can be overridden.
 """
 
 from __future__ import annotations
@@ -102,10 +105,10 @@ PRESETS: dict[str, dict[str, Any]] = {
             "Read the conversation history and the fact.",
             "Read the response and find what in it comes from the fact.",
             "Check that the response states the fact correctly and adds no unsupported claims.",
-            "Assign a score for groundedness: 1 when the response ignores or contradicts the fact, "
-            "5 when it uses the fact fully and correctly.",
+            "Assign a score for groundedness: 0 when the response ignores or contradicts the fact, "
+            "1 when it barely uses it, 2 when it uses part of it, 3 when it uses it fully and correctly.",
         ],
-        "score_range": (1, 5),
+        "score_range": (0, 3),
         "evaluation_params": ("input", "actual_output", "context"),
         "field_labels": _DIALOGUE,
     },
