@@ -35,6 +35,7 @@ Fidelity limits — where it is not Ollama:
   Modelfile's ``FROM …/blobs/sha256-…`` line. Durations are wall-clock.
   Error texts are worded like Ollama's, not byte-identical.
 * Not served: pull/push/create/copy/delete, embeddings, tools, images, thinking.
+* ``requests`` records each POST's path and JSON body, for tests of what a client sends.
 * ``logprobs=False`` makes it a server that ignores log-probability requests
   (as Ollama before 0.12.11 did); ``version`` sets what ``/api/version`` says.
 """
@@ -80,6 +81,7 @@ class OllamaStandIn:
         self.template = self.llm.metadata["tokenizer.chat_template"]
         self.formatter = Jinja2ChatFormatter(self.template, eos_token=eos, bos_token=bos)
         self.lock = threading.Lock()
+        self.requests: list[tuple[str, dict[str, Any]]] = []
         self.server: ThreadingHTTPServer | None = None
         self.url = ""
         self.thread: threading.Thread | None = None
@@ -239,6 +241,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             if not isinstance(body, dict):
                 raise OllamaError(400, "invalid request body")
+            self.standin.requests.append((self.path, body))
             if self.path == "/api/show":
                 return self._json(200, self.standin.show(body))
             routes = {"/api/chat": self.standin.chat, "/api/generate": self.standin.generate}

@@ -184,3 +184,65 @@ def test_concurrent_requests_are_bounded():
     http.close()
     assert peak == 2
 
+
+
+# -- the same policy around the official ollama client (the Ollama backend) ------------
+
+OLLAMA = "http://127.0.0.1:9"
+CHAT_OK = {"model": "m", "message": {"role": "assistant", "content": "hi"}, "done": True, "done_reason": "stop"}
+
+
+def ollama_client(transport: httpx.BaseTransport, time_: FakeTime, host: str = OLLAMA, **options: object):
+    from localeval.backends.ollama import OllamaClient
+
+    return OllamaClient(host, HttpOptions(**options), transport=transport, sleep=time_.sleep)
+
+
+def chat(client) -> object:
+    return client.call("/api/chat", lambda c: c.chat("m", [{"role": "user", "content": "x"}], stream=False))
+
+
+def test_the_ollama_client_is_retried_on_429_with_retry_after_and_on_a_dropped_connection():
+    t = FakeTime()
+    transport, seen = scripted(httpx.Response(429, headers={"Retry-After": "7"}, json={"error": "busy"}),
+                               httpx.RemoteProtocolError("Server disconnected"), ok(CHAT_OK))
+    assert chat(ollama_client(transport, t)).message.content == "hi"
+    assert t.sleeps == [7.0, 1.0]
+    assert [str(r.url) for r in seen] == [f"{OLLAMA}/api/chat"] * 3
+    assert seen[0].headers["user-agent"].startswith("ollama-python/")  # sent by the official client
+
+
+def test_the_ollama_clients_errors_say_url_status_and_body():
+    t = FakeTime()
+    transport, seen = scripted(*[httpx.Response(500, json={"error": "llama runner crashed"})] * 3)
+    with pytest.raises(HttpStatusError) as info:
+        chat(ollama_client(transport, t, max_attempts=3))
+    assert str(info.value) == (f"{OLLAMA}/api/chat answered HTTP 500 (after 3 attempts): "
+                               """'{"error":"llama runner crashed"}'""")
+    assert (info.value.status, len(seen), t.sleeps) == (500, 3, [0.5, 1.0])
+    transport, seen = scripted(httpx.Response(400, json={"error": "invalid format"}))
+    with pytest.raises(HttpStatusError, match="HTTP 400: '.*invalid format"):
+        chat(ollama_client(transport, t))
+    assert len(seen) == 1
+    transport, _ = scripted(httpx.Response(200, text="<html>" + "x" * 1000))
+    with pytest.raises(BackendError, match=r"/api/chat answered HTTP 200 with a body that is not JSON: '<html>x"):
+        chat(ollama_client(transport, t))
+    transport, _ = scripted(ok({"done": True}))
+    with pytest.raises(BackendError, match=r"/api/chat: a reply not in Ollama's shape: message: Field required"):
+        chat(ollama_client(transport, t))
+
+
+def test_the_ollama_client_names_a_server_that_is_down_and_masks_the_password():
+    t = FakeTime()
+    transport, seen = scripted(*[httpx.ConnectError(f"[Errno 111] Connection refused {KEY}")] * 2)
+    client = ollama_client(transport, t, host=f"http://judge:{KEY}@127.0.0.1:9", max_attempts=2)
+    with pytest.raises(BackendUnavailable) as info:
+        client.call("/api/tags", lambda c: c.list())
+    assert str(info.value) == (f"cannot connect to {OLLAMA}/api/tags after 2 attempts: "
+                               "[Errno 111] Connection refused ***; is the server running?")
+    assert seen[0].headers["authorization"].startswith("Basic ")  # the URL's password, not in the URL sent
+    assert str(seen[0].url) == f"{OLLAMA}/api/tags" and client.shown_url == OLLAMA
+    transport, seen = scripted(httpx.ReadTimeout("timed out"))
+    with pytest.raises(BackendError, match=rf"^{OLLAMA}/api/chat: no reply within 600 s$"):
+        chat(ollama_client(transport, t))
+    assert len(seen) == 1

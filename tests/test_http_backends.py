@@ -274,6 +274,26 @@ def test_ollama_generate_json_and_distribution(ollama_backend):
     check_distribution(ollama_backend.candidate_distribution(SCORE).distribution)
 
 
+def test_what_the_official_client_sends_for_the_ollama_backend(standin):
+    """The bodies as the stand-in received them: format, options and logprobs made it through the client."""
+    backend = OllamaBackend("smollm2:135m", host=standin.url, num_ctx=2048, top_logprobs=7, **FAST_RETRIES)
+    start = len(standin.requests)
+    backend.generate_json(VERDICT)
+    backend.candidate_distribution(SCORE)
+    backend.close()
+    sent = standin.requests[start:]
+    assert [path for path, _ in sent] == ["/api/chat", "/api/chat"]
+    (_, json_body), (_, score_body) = sent
+    neutral = {"top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0, "num_ctx": 2048}
+    assert json_body["format"] == VERDICT_SCHEMA and json_body["stream"] is False
+    assert json_body["options"] == {"temperature": 0.0, "num_predict": 40, "seed": 0, **neutral}
+    assert "logprobs" not in json_body and "top_logprobs" not in json_body
+    assert (score_body["logprobs"], score_body["top_logprobs"], "format" in score_body) == (True, 7, False)
+    assert score_body["options"] == {"temperature": 0.0, "num_predict": 8, "seed": 0, **neutral}
+    assert score_body["messages"][-1] == {"role": "assistant", "content": "Score: "}
+    assert score_body["model"] == "smollm2:135m"
+
+
 def test_ollama_errors_name_the_fix(standin):
     with pytest.raises(BackendUnavailable, match=r"model 'llama3:8b' is not pulled; run `ollama pull llama3:8b`"):
         OllamaBackend("llama3:8b", host=standin.url, **FAST_RETRIES)

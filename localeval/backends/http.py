@@ -13,6 +13,9 @@ be working on it, so a retry would queue behind the abandoned request.
 
 Secrets (the API key, a password in the URL) are sent in headers only and are
 masked in every message this module writes; URLs are shown without userinfo.
+
+The policy (:class:`RequestPolicy`) is apart from the client that sends, so the
+Ollama backend keeps it around the official ``ollama`` client.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -31,15 +34,17 @@ from localeval.errors import BackendError, BackendUnavailable
 #: Characters of a response body quoted in an error message.
 BODY_EXCERPT = 300
 MASK = "***"
+T = TypeVar("T")
 
 
 class HttpStatusError(BackendError):
     """The server answered with an HTTP error status."""
 
-    def __init__(self, url: str, status: int, body: str, attempts: int = 1) -> None:
+    def __init__(self, url: str, status: int, body: str, attempts: int = 1, retry_after: float = 0.0) -> None:
         self.url = url
         self.status = status
         self.body = body
+        self.retry_after = retry_after
         tries = f" (after {attempts} attempts)" if attempts > 1 else ""
         super().__init__(f"{url} answered HTTP {status}{tries}: {body!r}")
 
@@ -64,6 +69,94 @@ def is_loopback(url: str) -> bool:
     return (urlsplit(url).hostname or "") in ("localhost", "127.0.0.1", "::1")
 
 
+class RequestPolicy:
+    """localeval's policy around one server's requests, whatever sends them: retries with
+    backoff, the bound on requests in flight, timeouts, and errors with secrets masked.
+
+    Shared by :class:`HttpClient` and the Ollama backend's official client.
+    """
+
+    def __init__(
+        self,
+        options: HttpOptions,
+        secrets: Iterable[str | None] = (),
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.options = options
+        self._secrets = tuple(s for s in secrets if s)
+        self._slots = threading.BoundedSemaphore(options.max_concurrency)
+        self._sleep = sleep
+        self._clock = clock
+
+    @property
+    def timeout(self) -> httpx.Timeout:
+        """The read and connect timeouts, for the httpx client that sends."""
+        return httpx.Timeout(self.options.timeout, connect=self.options.connect_timeout)
+
+    def call(self, send: Callable[[int], T], url: str, *, retry_on_status: bool = True) -> T:
+        """``send(attempt)`` until it returns, retrying what it raises as policy says.
+
+        ``send`` raises :class:`HttpStatusError` or :class:`httpx.TransportError` for a
+        failed attempt; the last one ends as :class:`HttpStatusError`,
+        :class:`BackendUnavailable` or :class:`BackendError` naming ``url``.
+        ``retry_on_status=False`` raises an error status at once (a caller probing
+        what the server supports); transport failures are still retried.
+        """
+        deadline = self._clock() + self.options.retry_deadline
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self._slots:
+                    return send(attempt)
+            except (HttpStatusError, httpx.TransportError) as failure:
+                delay = self._delay(failure, attempt)
+                if not self._again(failure, attempt, deadline - delay, retry_on_status):
+                    if isinstance(failure, HttpStatusError):
+                        raise
+                    raise self._final_error(failure, url, attempt) from failure
+            self._sleep(delay)
+
+    def _delay(self, failure: HttpStatusError | httpx.TransportError, attempt: int) -> float:
+        backoff: float = min(self.options.backoff * 2 ** (attempt - 1), self.options.max_backoff)
+        return max(backoff, failure.retry_after if isinstance(failure, HttpStatusError) else 0.0)
+
+    def _again(
+        self, failure: HttpStatusError | httpx.TransportError, attempt: int, last_start: float, on_status: bool
+    ) -> bool:
+        retryable = _retryable(failure, self.options.retry_timeouts) and (
+            on_status or not isinstance(failure, HttpStatusError)
+        )
+        return retryable and attempt < self.options.max_attempts and self._clock() <= last_start
+
+    def _final_error(self, failure: httpx.TransportError, url: str, attempts: int) -> BackendError:
+        shown = display_url(url)
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        reason = self.mask(str(failure) or type(failure).__name__)
+        if isinstance(failure, (httpx.ConnectError, httpx.ConnectTimeout)):
+            return BackendUnavailable(f"cannot connect to {shown}{tries}: {reason}; is the server running?")
+        if isinstance(failure, httpx.TimeoutException):
+            return BackendError(f"{shown}: no reply within {self.options.timeout:g} s{tries}")
+        return BackendUnavailable(f"{shown}: the connection failed{tries}: {reason}")
+
+    def mask(self, text: str) -> str:
+        """``text`` with every secret of this policy replaced by ``***``."""
+        return _mask(text, self._secrets)
+
+    def excerpt(self, text: str) -> str:
+        """At most :data:`BODY_EXCERPT` characters of a response body, secrets masked."""
+        masked = self.mask(text)
+        return masked if len(masked) <= BODY_EXCERPT else masked[:BODY_EXCERPT] + "…"
+
+    def status_error(self, url: str, response: httpx.Response, attempt: int) -> HttpStatusError:
+        """The error for ``response``'s error status: URL, status, body excerpt, Retry-After."""
+        return HttpStatusError(
+            display_url(url), response.status_code, self.excerpt(response.text), attempt, retry_after(response)
+        )
+
+
 class HttpClient:
     """JSON over HTTP to one server, with retries; safe to share between threads."""
 
@@ -80,16 +173,12 @@ class HttpClient:
         self.options = options or HttpOptions()
         self.base_url = base_url.rstrip("/")
         self.shown_url = display_url(self.base_url)
-        password = urlsplit(base_url).password
-        self._secrets = tuple(s for s in (api_key, password) if s)
+        self.policy = RequestPolicy(self.options, (api_key, urlsplit(base_url).password), sleep=sleep, clock=clock)
         self._client = httpx.Client(
             transport=transport,
-            timeout=httpx.Timeout(self.options.timeout, connect=self.options.connect_timeout),
+            timeout=self.policy.timeout,
             headers={"Authorization": f"Bearer {api_key}"} if api_key else None,
         )
-        self._slots = threading.BoundedSemaphore(self.options.max_concurrency)
-        self._sleep = sleep
-        self._clock = clock
 
     def __repr__(self) -> str:
         return f"HttpClient({self.shown_url!r})"
@@ -116,70 +205,28 @@ class HttpClient:
         what the server supports); transport failures are still retried.
         """
         url = path if "://" in path else self.base_url + path
-        deadline = self._clock() + self.options.retry_deadline
-        attempt = 0
-        while True:
-            attempt += 1
-            outcome, retry_after = self._attempt(method, url, body, attempt)
-            if isinstance(outcome, _Reply):
-                return outcome.value
-            failure = outcome
-            retryable = _retryable(failure, self.options.retry_timeouts) and (
-                retry_on_status or not isinstance(failure, HttpStatusError)
-            )
-            delay = max(min(self.options.backoff * 2 ** (attempt - 1), self.options.max_backoff), retry_after)
-            if not retryable or attempt >= self.options.max_attempts or self._clock() + delay > deadline:
-                raise self._final_error(failure, url, attempt)
-            self._sleep(delay)
+        return self.policy.call(lambda attempt: self._send(method, url, body, attempt), url,
+                                retry_on_status=retry_on_status)
 
-    def _attempt(
-        self, method: str, url: str, body: dict[str, Any] | None, attempt: int
-    ) -> tuple[_Reply | HttpStatusError | httpx.TransportError, float]:
-        try:
-            with self._slots:
-                response = self._client.request(method, url, json=body)
-        except httpx.TransportError as err:
-            return err, 0.0
+    def _send(self, method: str, url: str, body: dict[str, Any] | None, attempt: int) -> Any:
+        response = self._client.request(method, url, json=body)
         if response.status_code >= 400:
-            error = HttpStatusError(display_url(url), response.status_code, self.excerpt(response.text), attempt)
-            return error, _retry_after(response)
+            raise self.policy.status_error(url, response, attempt)
         try:
-            return _Reply(response.json()), 0.0
+            return response.json()
         except ValueError as err:
             raise BackendError(
                 f"{display_url(url)} answered HTTP {response.status_code} with a body that is not JSON: "
                 f"{self.excerpt(response.text)!r}"
             ) from err
 
-    def _final_error(
-        self, failure: HttpStatusError | httpx.TransportError, url: str, attempts: int
-    ) -> BackendError:
-        shown = display_url(url)
-        if isinstance(failure, HttpStatusError):
-            return failure
-        tries = f" after {attempts} attempts" if attempts > 1 else ""
-        reason = self.mask(str(failure) or type(failure).__name__)
-        if isinstance(failure, (httpx.ConnectError, httpx.ConnectTimeout)):
-            return BackendUnavailable(f"cannot connect to {shown}{tries}: {reason}; is the server running?")
-        if isinstance(failure, httpx.TimeoutException):
-            return BackendError(f"{shown}: no reply within {self.options.timeout:g} s{tries}")
-        return BackendUnavailable(f"{shown}: the connection failed{tries}: {reason}")
-
     def mask(self, text: str) -> str:
         """``text`` with every secret of this client replaced by ``***``."""
-        return _mask(text, self._secrets)
+        return self.policy.mask(text)
 
     def excerpt(self, text: str) -> str:
         """At most :data:`BODY_EXCERPT` characters of a response body, secrets masked."""
-        masked = self.mask(text)
-        return masked if len(masked) <= BODY_EXCERPT else masked[:BODY_EXCERPT] + "…"
-
-
-class _Reply:
-    """A decoded JSON reply (a class, so an attempt's outcome is told apart by type)."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
+        return self.policy.excerpt(text)
 
 
 def _retryable(failure: HttpStatusError | httpx.TransportError, retry_timeouts: bool) -> bool:
@@ -191,7 +238,8 @@ def _retryable(failure: HttpStatusError | httpx.TransportError, retry_timeouts: 
     return not isinstance(failure, (httpx.UnsupportedProtocol, httpx.LocalProtocolError))
 
 
-def _retry_after(response: httpx.Response) -> float:
+def retry_after(response: httpx.Response) -> float:
+    """Seconds a 429 or 503 asks to wait (``Retry-After``); 0 otherwise."""
     if response.status_code not in (429, 503):
         return 0.0
     try:

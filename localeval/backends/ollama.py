@@ -1,26 +1,40 @@
-"""Judging through Ollama's native API: ``POST /api/chat``.
+"""Judging through Ollama's native API (``POST /api/chat``) with the official ``ollama`` client.
 
-Plain HTTP through :mod:`localeval.backends.http`, not the official ``ollama``
-client: every server backend then shares one HTTP layer — the same timeouts,
-retries with backoff, bound on concurrent requests, and error messages with the
-URL, status and body excerpt (the client raises a ConnectionError without the
-URL and does not retry). The tests check the stand-in server against the
-official client, so the request and reply shapes are Ollama's.
+The client (:class:`ollama.Client`, its request and reply types, and
+:class:`ollama.ResponseError`) sends every request; localeval's
+:class:`~localeval.backends.http.RequestPolicy` stays around it, as around every
+server backend: timeouts (given to the client's httpx client), retries with
+backoff on 429/5xx and dropped connections (the client does not retry), the
+bound on requests in flight, and errors with the URL, status and body excerpt,
+secrets masked (the client's own say neither URL nor body). A response hook on
+the client's httpx client keeps each thread's last reply, so an error status
+still quotes the body and honours ``Retry-After``.
+
+One request has no public method in the client: ``GET /api/version``; it goes
+through the client's typed lower-level ``Client._request`` (private, hence the
+``ollama<0.7`` pin).
 
 JSON generation passes the schema as ``format``. Score distributions send the
 prefill as a final assistant message, which Ollama continues (the model reads
 exactly what the in-process backend reads), and read ``logprobs`` /
-``top_logprobs`` (Ollama 0.12.11 and later) at the score position.
+``top_logprobs`` (Ollama 0.12.11 and later; client 0.6.3 sends them)
+at the score position.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
 
 import httpx
+import ollama
+from pydantic import BaseModel, ValidationError
 
 from localeval.backends.base import (
     Capabilities,
@@ -31,8 +45,8 @@ from localeval.backends.base import (
     JsonRequest,
     Usage,
 )
-from localeval.backends.http import HttpClient, HttpStatusError
-from localeval.backends.options import OLLAMA_HOST, OllamaOptions
+from localeval.backends.http import HttpStatusError, RequestPolicy, display_url
+from localeval.backends.options import OLLAMA_HOST, HttpOptions, OllamaOptions
 from localeval.backends.scan import (
     ScoredToken,
     position_capabilities,
@@ -41,14 +55,94 @@ from localeval.backends.scan import (
     require_single_characters,
 )
 from localeval.backends.schema import bound_arrays, checked_reply
-from localeval.errors import BackendError, BackendUnavailable
+from localeval.errors import BackendError, BackendUnavailable, first_problem
 
+T = TypeVar("T")
 DEFAULT_HOST = OLLAMA_HOST
 #: The first Ollama release that returns log-probabilities.
 LOGPROBS_SINCE = (0, 12, 11)
 # Sample from the model's whole distribution, as the in-process backend does:
 # no top-k/top-p/min-p truncation and no repetition penalty.
 NEUTRAL_SAMPLING = {"top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0}
+
+
+class OllamaClient:
+    """The official :class:`ollama.Client` under localeval's request policy; safe to share
+    between threads."""
+
+    def __init__(
+        self,
+        host: str,
+        options: HttpOptions,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        parts = urlsplit(host)
+        self.shown_url = display_url(host.rstrip("/"))
+        # The client sends OLLAMA_API_KEY as a bearer token when it is set: masked too.
+        self.policy = RequestPolicy(options, (parts.password, os.environ.get("OLLAMA_API_KEY")), sleep=sleep)
+        self._last = threading.local()
+        # The client drops userinfo from the host: a password goes as basic auth, as httpx does.
+        auth = (unquote(parts.username or ""), unquote(parts.password)) if parts.password else None
+        self._client = ollama.Client(
+            host, timeout=self.policy.timeout, transport=transport, auth=auth,
+            event_hooks={"response": [self._keep]},
+        )
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()  # type: ignore[no-untyped-call]  # the client leaves close() unannotated
+
+    def call(self, path: str, send: Callable[[ollama.Client], T]) -> T:
+        """``send(client)`` for the request to ``path``, with the policy's retries and errors."""
+        url = self.shown_url + path
+        return self.policy.call(lambda attempt: self._send(send, url, attempt), url)
+
+    def _keep(self, response: httpx.Response) -> None:
+        self._last.response = response
+
+    def _send(self, send: Callable[[ollama.Client], T], url: str, attempt: int) -> T:
+        self._last.response = None
+        try:
+            return send(self._client)
+        except ollama.ResponseError as err:
+            raise self._status_error(err, url, attempt) from None
+        except ConnectionError as err:  # the client's stand-in for httpx.ConnectError, raised from it
+            raise _connect_error(err) from None
+        except json.JSONDecodeError as err:
+            raise BackendError(f"{url} answered HTTP {self._status()} with a body that is not JSON: "
+                               f"{self._body(err.doc)!r}") from err
+        except ValidationError as err:
+            where, problem = first_problem(err)
+            raise BackendError(f"{url}: a reply not in Ollama's shape: {where}: {problem}; "
+                               f"{self._body('')!r}") from err
+
+    def _status_error(self, err: ollama.ResponseError, url: str, attempt: int) -> HttpStatusError:
+        response: httpx.Response | None = self._last.response
+        if response is not None and response.status_code == err.status_code:
+            return self.policy.status_error(url, response, attempt)
+        return HttpStatusError(url, err.status_code, self.policy.excerpt(str(err.error)), attempt)
+
+    def _status(self) -> int | str:
+        response: httpx.Response | None = self._last.response
+        return response.status_code if response is not None else "?"
+
+    def _body(self, fallback: str) -> str:
+        response: httpx.Response | None = self._last.response
+        return self.policy.excerpt(response.text if response is not None else fallback)
+
+
+def _connect_error(err: ConnectionError) -> httpx.TransportError:
+    """The httpx error behind the client's ConnectionError (its text says why), for the policy."""
+    cause = err.__context__
+    return cause if isinstance(cause, httpx.ConnectError) else httpx.ConnectError(str(err))
+
+
+class _Version(BaseModel):
+    """``GET /api/version``'s reply."""
+
+    version: str = "unknown"
 
 
 class OllamaBackend:
@@ -75,20 +169,20 @@ class OllamaBackend:
         running or the model is not pulled."""
         self.options = OllamaOptions.parse(self.kind, {**options, "model": model, "base_url": host})
         self.model = model
-        self._http = HttpClient(host, options=self.options, transport=transport, sleep=sleep)
+        self._ollama = OllamaClient(host, self.options, transport=transport, sleep=sleep)
         self._notes: dict[str, str] = {}
         try:
             self._fingerprint = self._identify()
         except BaseException:
-            self._http.close()  # nobody else can: the object is never returned
+            self._ollama.close()  # nobody else can: the object is never returned
             raise
 
     def __repr__(self) -> str:
-        return f"OllamaBackend({self.model!r}, host={self._http.shown_url!r})"
+        return f"OllamaBackend({self.model!r}, host={self._ollama.shown_url!r})"
 
     def close(self) -> None:
         """Close the connection pool."""
-        self._http.close()
+        self._ollama.close()
 
     @property
     def capabilities(self) -> Capabilities:
@@ -100,43 +194,58 @@ class OllamaBackend:
 
     def generate_json(self, request: JsonRequest) -> JsonReply:
         schema = bound_arrays(request.json_schema, self.options.max_items)
-        reply = self._chat({
-            "messages": [m.model_dump() for m in request.messages],
-            "format": schema,
-            "options": self._sampling(request.temperature, request.seed, request.max_tokens),
-        })
-        text = (reply.get("message") or {}).get("content")
-        if not isinstance(text, str):
-            raise BackendError(f"{self._http.shown_url}: a reply without message content: {reply!r:.300}")
-        finish = "length" if reply.get("done_reason") == "length" else "stop"
+        reply = self._chat(
+            [m.model_dump() for m in request.messages],
+            self._sampling(request.temperature, request.seed, request.max_tokens),
+            format=schema,
+        )
+        text = reply.message.content
+        if text is None:
+            raise BackendError(f"{self._ollama.shown_url}: a reply without message content: {reply!r:.300}")
+        finish = "length" if reply.done_reason == "length" else "stop"
         return checked_reply(text, schema, finish, _usage(reply), request.max_tokens)
 
     def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
         require_single_characters(request.candidates, self.kind)
+        shown = self._ollama.shown_url
         if "distribution" in self._notes:
-            raise BackendError(f"{self._http.shown_url}: no log-probabilities: {self._notes['distribution']}")
-        reply = self._chat({
-            "messages": prefill_messages(request.messages, request.prefill, "continue"),
-            "options": self._sampling(0.0, 0, self.options.scan_tokens),
-            "logprobs": True,
-            "top_logprobs": self.options.top_logprobs,
-        })
-        stream = reply.get("logprobs")
-        if not isinstance(stream, list) or not stream:
+            raise BackendError(f"{shown}: no log-probabilities: {self._notes['distribution']}")
+        reply = self._chat(
+            prefill_messages(request.messages, request.prefill, "continue"),
+            self._sampling(0.0, 0, self.options.scan_tokens),
+            logprobs=True,
+            top_logprobs=self.options.top_logprobs,
+        )
+        if not reply.logprobs:
             self._notes["distribution"] = "the server returned no log-probabilities (Ollama < 0.12.11?)"
-            raise BackendError(f"{self._http.shown_url}: {self._notes['distribution']}")
-        tokens = [ScoredToken.from_json(item) for item in stream]
+            raise BackendError(f"{shown}: {self._notes['distribution']}")
+        tokens = [ScoredToken.from_json(item.model_dump()) for item in reply.logprobs]
         distribution = read_distribution(tokens, request.prefill, request.candidates, preceding=request.prefill)
         return DistributionReply(distribution=distribution, usage=_usage(reply))
 
-    def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _chat(
+        self,
+        messages: Sequence[dict[str, Any]],
+        options: dict[str, Any],
+        *,
+        format: dict[str, Any] | None = None,
+        logprobs: bool | None = None,
+        top_logprobs: int | None = None,
+    ) -> ollama.ChatResponse:
+        def send(client: ollama.Client) -> ollama.ChatResponse:
+            return client.chat(self.model, messages, stream=False, format=format, options=options,
+                               logprobs=logprobs, top_logprobs=top_logprobs)
+
+        return self._model_call("/api/chat", send)
+
+    def _model_call(self, path: str, send: Callable[[ollama.Client], T]) -> T:
+        """A request about the model: HTTP 404 means it is not pulled."""
         try:
-            reply = self._http.post("/api/chat", {"model": self.model, "stream": False, **body})
+            return self._ollama.call(path, send)
         except HttpStatusError as err:
             if err.status == 404:
                 raise self._not_pulled() from err
             raise
-        return _object(reply, self._url("/api/chat"))
 
     def _sampling(self, temperature: float, seed: int | None, num_predict: int) -> dict[str, Any]:
         options: dict[str, Any] = {"temperature": temperature, "num_predict": num_predict, **NEUTRAL_SAMPLING}
@@ -146,44 +255,31 @@ class OllamaBackend:
             options["num_ctx"] = self.options.num_ctx
         return options
 
-    def _url(self, path: str) -> str:
-        return self._http.shown_url + path
-
     def _not_pulled(self) -> BackendUnavailable:
         return BackendUnavailable(
-            f"{self._http.shown_url}: model {self.model!r} is not pulled; run `ollama pull {self.model}`"
+            f"{self._ollama.shown_url}: model {self.model!r} is not pulled; run `ollama pull {self.model}`"
         )
 
     # -- identity ----------------------------------------------------------------------
 
     def _identify(self) -> Fingerprint:
-        try:
-            answer = _object(self._http.get("/api/version"), self._url("/api/version"))
-        except BackendUnavailable as err:
-            raise BackendUnavailable(f"{err} (start Ollama with `ollama serve`)") from err
-        version = str(answer.get("version", "unknown"))
-        try:
-            show = _object(self._http.post("/api/show", {"model": self.model}), self._url("/api/show"))
-        except HttpStatusError as err:
-            if err.status == 404:
-                raise self._not_pulled() from err
-            raise
-        tags = _object(self._http.get("/api/tags"), self._url("/api/tags")).get("models") or []
+        version = self._version()
+        show = self._model_call("/api/show", lambda client: client.show(self.model))
+        tags = self._ollama.call("/api/tags", lambda client: client.list()).models
         names = (self.model, f"{self.model}:latest")
-        entry = next((m for m in tags if isinstance(m, dict) and m.get("name") in names), {})
-        digest = str(entry.get("digest") or "").removeprefix("sha256:")
+        entry = next((m for m in tags if m.model in names), None)
+        digest = str(entry and entry.digest or "").removeprefix("sha256:")
         if _release(version) < LOGPROBS_SINCE:
             self._notes["distribution"] = (
                 f"Ollama {version} gives no log-probabilities (added in 0.12.11); upgrade Ollama"
             )
         return Fingerprint(
             kind=self.kind,
-            model=str(entry.get("name") or self.model),
-            model_sha256=_blob_sha256(str(show.get("modelfile", "")))
-            or (digest if _SHA256.fullmatch(digest) else None),
+            model=str(entry and entry.model or self.model),
+            model_sha256=_blob_sha256(show.modelfile or "") or (digest if _SHA256.fullmatch(digest) else None),
             runtime=f"ollama {version}",
             settings={
-                "host": self._http.shown_url,
+                "host": self._ollama.shown_url,
                 "digest": digest or None,
                 "num_ctx": self.options.num_ctx,
                 "top_logprobs": self.options.top_logprobs,
@@ -191,14 +287,17 @@ class OllamaBackend:
             },
         )
 
+    def _version(self) -> str:
+        """What ``GET /api/version`` says; the client has no public method for it."""
+        try:
+            return self._ollama.call(
+                "/api/version", lambda client: client._request(_Version, "GET", "/api/version")
+            ).version
+        except BackendUnavailable as err:
+            raise BackendUnavailable(f"{err} (start Ollama with `ollama serve`)") from err
+
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-
-
-def _object(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise BackendError(f"{where}: expected a JSON object, got {value!r:.300}")
-    return value
 
 
 def _blob_sha256(modelfile: str) -> str | None:
@@ -214,7 +313,5 @@ def _release(version: str) -> tuple[int, int, int]:
     return numbers if numbers != (0, 0, 0) else (999, 0, 0)  # type: ignore[return-value]
 
 
-def _usage(reply: dict[str, Any]) -> Usage:
-    return Usage(
-        prompt_tokens=reply.get("prompt_eval_count") or 0, completion_tokens=reply.get("eval_count") or 0
-    )
+def _usage(reply: ollama.ChatResponse) -> Usage:
+    return Usage(prompt_tokens=reply.prompt_eval_count or 0, completion_tokens=reply.eval_count or 0)
