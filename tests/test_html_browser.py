@@ -19,6 +19,7 @@ import re
 import shutil
 import struct
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -67,12 +68,17 @@ PROBE = """<script>
 
 
 def chromium(tmp_path: Path, url: str, *args: str, window: str = "1280,1600") -> str:
-    """Run headless Chromium on ``url`` with a fresh profile; its stdout."""
-    profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
-    done = subprocess.run(
-        [str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", f"--window-size={window}", *args, url],
-        capture_output=True, text=True, timeout=120, check=False,
-    )
+    """Run headless Chromium on ``url`` with a fresh profile; its stdout.
+
+    Its profile and temporary files go to a folder with a short path: Chromium keeps
+    Unix sockets there, whose paths may not exceed 107 bytes, and pytest's tmp_path
+    under a long TMPDIR would crash it (the test must not depend on that length).
+    """
+    with tempfile.TemporaryDirectory(prefix="lv-", dir="/tmp" if Path("/tmp").is_dir() else None) as short:
+        done = subprocess.run(
+            [str(CHROMIUM), *FLAGS, f"--user-data-dir={short}/profile", f"--window-size={window}", *args, url],
+            capture_output=True, text=True, timeout=120, check=False, env={**os.environ, "TMPDIR": short},
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
