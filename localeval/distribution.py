@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -15,6 +15,13 @@ class CandidateDistribution(BaseModel):
     ``covered_mass`` is how much of the model's raw probability the candidates
     had before renormalizing — a low value means the model wanted to write
     something else there, and the renormalized numbers mean little.
+
+    ``whole_answers`` says what each candidate's probability is. True: that the
+    candidate is the whole answer, P(c) · P(the answer ends | c) (see
+    :func:`whole_answer_logprobs`); the in-process backend reads the end factor
+    from the vocabulary. False: that the reply *starts with* it, all the backend
+    could see (a server's top log-probabilities at one position give nothing
+    after the candidate), so "1" on a 0-10 range also holds "10"-"19".
     """
 
     # A candidate outside a server's top-k has log-probability -inf: keep it -inf
@@ -24,6 +31,7 @@ class CandidateDistribution(BaseModel):
     probabilities: dict[str, float]
     logprobs: dict[str, float]
     covered_mass: float
+    whole_answers: bool = False
 
     def expected_value(self, values: Mapping[str, float]) -> float:
         """Σ p(c)·v(c) over the candidates."""
@@ -43,11 +51,12 @@ def log_softmax(logits: Sequence[float]) -> list[float]:
     return [x - log_total for x in logits]
 
 
-def renormalize(logprobs: Mapping[str, float]) -> CandidateDistribution:
+def renormalize(logprobs: Mapping[str, float], *, whole_answers: bool = False) -> CandidateDistribution:
     """Renormalize candidates' raw log-probabilities so they sum to 1.
 
     Works in log space so candidates far in the tail (log p ≈ -100) still get
-    an exact relative weight instead of underflowing to 0/0.
+    an exact relative weight instead of underflowing to 0/0. ``whole_answers``
+    records what the log-probabilities are (see :class:`CandidateDistribution`).
     """
     if not logprobs:
         raise ValueError("renormalize needs at least one candidate")
@@ -62,41 +71,44 @@ def renormalize(logprobs: Mapping[str, float]) -> CandidateDistribution:
         probabilities={c: math.exp(v - log_covered) for c, v in logprobs.items()},
         logprobs={c: float(v) for c, v in logprobs.items()},
         covered_mass=min(1.0, math.exp(log_covered)),
+        whole_answers=whole_answers,
     )
 
 
-def exclusive_logprobs(
-    sequence_logprobs: Mapping[str, float], tokens: Mapping[str, Sequence[int]]
-) -> dict[str, float]:
-    """Each candidate's probability of being the *whole* answer, when candidates nest.
+def log_sum_exp(logprobs: Iterable[float]) -> float:
+    """log Σ exp(x), computed stably; -inf for no terms or only -inf terms.
 
-    ``sequence_logprobs[c]`` is log P(the continuation starts with c's tokens). When
-    one candidate's tokens begin another's ("1" and "10" on a tokenizer that splits
-    "10" into "1", "0"), P("1") includes P("10"). The exclusive probability removes
-    the longer candidates that the shorter one is the nearest candidate prefix of:
-
-        P_excl(c) = P(c) · (1 − Σ_d P(d) / P(c)),  d ranging over those candidates,
-
-    computed in log space. Candidates that nest nothing keep their value, and the
-    exclusive probabilities of all candidates add up to the mass of the outermost ones.
+    Probabilities of disjoint events add: two tokens that spell the same answer
+    ("3" and " 3"), or every token after which a number has ended. Adding them in
+    log space keeps tail values (log p ≈ -1000) exact instead of underflowing to 0.
     """
-    parents = {c: _nearest_prefix(c, tokens) for c in tokens}
-    result = {}
-    for c, log_p in sequence_logprobs.items():
-        inside = sum(math.exp(sequence_logprobs[d] - log_p) for d, p in parents.items() if p == c)
-        result[c] = log_p + math.log1p(-inside) if inside < 1.0 else -math.inf
-    return result
+    values = list(logprobs)
+    top = max(values, default=-math.inf)
+    if top == -math.inf:
+        return -math.inf
+    return top + math.log(sum(math.exp(v - top) for v in values))
 
 
-def _nearest_prefix(candidate: str, tokens: Mapping[str, Sequence[int]]) -> str | None:
-    mine = list(tokens[candidate])
-    best: str | None = None
-    for other, theirs in tokens.items():
-        n = len(theirs)
-        if other != candidate and n < len(mine) and mine[:n] == list(theirs):
-            if best is None or n > len(tokens[best]):
-                best = other
-    return best
+def whole_answer_logprobs(
+    sequence_logprobs: Mapping[str, float], end_logprobs: Mapping[str, float]
+) -> dict[str, float]:
+    """Each candidate's log-probability of being the *whole* answer.
+
+    ``sequence_logprobs[c]`` is log P(the reply starts with c); ``end_logprobs[c]``
+    is log P(the answer ends | c): the mass of the next tokens that do not carry it
+    on. P(c is the answer) = P(c) · P(end | c), which is why no score absorbs the
+    longer answers that begin with it: on a 0-10 range P("1") also holds "10",
+    "15", "1.5" and "19", candidates or not, and only the end factor removes
+    them all. Candidates that begin one another ("1" and "10") need nothing more:
+    "10" is among the continuations of "1", so its mass is not in "1"'s.
+    """
+    if set(sequence_logprobs) != set(end_logprobs):
+        raise ValueError(
+            f"end log-probabilities are for {sorted(end_logprobs)}, the candidates are {sorted(sequence_logprobs)}"
+        )
+    if any(math.isnan(v) or v > 1e-6 for v in end_logprobs.values()):
+        raise ValueError(f"end log-probabilities must be <= 0, got {dict(end_logprobs)}")
+    return {c: log_p + min(end_logprobs[c], 0.0) for c, log_p in sequence_logprobs.items()}
 
 
 def expected_value(probabilities: Mapping[str, float], values: Mapping[str, float]) -> float:

@@ -6,13 +6,15 @@ import math
 
 import pytest
 
+from localeval.case import TestCase
 from localeval.distribution import (
     CandidateDistribution,
-    exclusive_logprobs,
     expected_value,
     log_softmax,
+    log_sum_exp,
     renormalize,
     scale_to_unit,
+    whole_answer_logprobs,
 )
 
 # --- renormalize -----------------------------------------------------------------------
@@ -127,56 +129,99 @@ def test_a_distribution_is_frozen() -> None:
         dist.covered_mass = 1.0  # type: ignore[misc]
 
 
-# --- exclusive_logprobs ------------------------------------------------------------------
+# --- whole_answer_logprobs ------------------------------------------------------------
 
-#: A tokenizer that splits numbers into digits: "1" = [1], "10" = [1, 0], "100" = [1, 0, 0].
-DIGIT_TOKENS = {"1": [1], "10": [1, 0], "100": [1, 0, 0], "2": [2]}
-#: log P(the continuation starts with the candidate's tokens).
-NESTED = {"1": math.log(0.5), "10": math.log(0.2), "100": math.log(0.05), "2": math.log(0.1)}
+ZERO_TO_TEN = {str(s): float(s) for s in range(11)}
+#: Issue 13's counterexample on 0-10: P("1") = .4, then "0" .5, "5" .3, the end .2; P("7") = .5,
+#: P("3") = .05; "10", "7" and "3" end there. "15" is not a candidate, and must not count as "1".
+STARTS = {"1": math.log(0.4), "10": math.log(0.4 * 0.5), "7": math.log(0.5), "3": math.log(0.05)}
+ENDS = {"1": math.log(0.2), "10": 0.0, "7": 0.0, "3": 0.0}
+#: The rest of 0-10, which the judge gives nothing.
+ABSENT = {c: -math.inf for c in ZERO_TO_TEN if c not in STARTS}
 
 
-def test_exclusive_logprobs_removes_the_longer_candidates_from_their_prefix() -> None:
-    exclusive = exclusive_logprobs(NESTED, DIGIT_TOKENS)
-    assert {c: math.exp(lp) for c, lp in exclusive.items()} == {
-        "1": pytest.approx(0.3, rel=1e-12),  # .5 - P(10); "100" is inside "10", not subtracted twice
-        "10": pytest.approx(0.15, rel=1e-12),  # .2 - P(100)
-        "100": pytest.approx(0.05, rel=1e-12),
-        "2": pytest.approx(0.1, rel=1e-12),
+def test_whole_answer_is_the_start_times_the_end() -> None:
+    whole = whole_answer_logprobs(STARTS, ENDS)
+    assert {c: math.exp(lp) for c, lp in whole.items()} == {
+        "1": pytest.approx(0.08, rel=1e-12),  # .4 x .2: not "10" (.2), not "15" (.12)
+        "10": pytest.approx(0.2, rel=1e-12),
+        "7": pytest.approx(0.5, rel=1e-12),
+        "3": pytest.approx(0.05, rel=1e-12),
     }
-    # Together they are the mass of the outermost candidates, "1" and "2".
-    assert sum(math.exp(lp) for lp in exclusive.values()) == pytest.approx(0.6, rel=1e-12)
 
 
-def test_exclusive_logprobs_subtracts_every_child_of_a_prefix() -> None:
-    tokens = {"1": [1], "10": [1, 0], "11": [1, 1]}
-    exclusive = exclusive_logprobs({"1": math.log(0.5), "10": math.log(0.1), "11": math.log(0.15)}, tokens)
-    assert math.exp(exclusive["1"]) == pytest.approx(0.25, rel=1e-12)
-    assert exclusive["10"] == math.log(0.1)
-    assert exclusive["11"] == math.log(0.15)
+def test_the_counterexample_scores_6_904_with_its_honest_covered_mass() -> None:
+    dist = renormalize({**whole_answer_logprobs(STARTS, ENDS), **ABSENT}, whole_answers=True)
+    expected = (0.08 * 1 + 0.2 * 10 + 0.5 * 7 + 0.05 * 3) / 0.83
+    assert dist.expected_value(ZERO_TO_TEN) == pytest.approx(expected, rel=1e-12)
+    assert round(dist.expected_value(ZERO_TO_TEN), 3) == 6.904
+    assert round(scale_to_unit(dist.expected_value(ZERO_TO_TEN), 0, 10), 3) == 0.690
+    assert dist.covered_mass == pytest.approx(0.83, rel=1e-12)  # Σ whole-answer probabilities
+    assert dist.whole_answers is True
 
 
-def test_exclusive_logprobs_nearest_prefix_skips_a_missing_candidate() -> None:
-    tokens = {"1": [1], "100": [1, 0, 0]}  # no "10": "100" is inside "1" directly
-    exclusive = exclusive_logprobs({"1": math.log(0.5), "100": math.log(0.2)}, tokens)
-    assert math.exp(exclusive["1"]) == pytest.approx(0.3, rel=1e-12)
+def test_the_counterexample_through_a_scripted_judge_and_geval() -> None:
+    """The same numbers as a scripted distribution, scored by G-Eval on 0-10."""
+    from localeval.metrics import build_metric
+    from localeval.scripted import ScriptedJudge
+
+    judge = ScriptedJudge(logprobs=[{**whole_answer_logprobs(STARTS, ENDS), **ABSENT}])
+    metric = build_metric("geval", {"criteria": "Clarity.", "score_range": [0, 10], "include_reason": False,
+                                    "evaluation_steps": ["Judge the clarity."],
+                                    "evaluation_params": ["actual_output"], "min_covered_mass": 0.0})
+    result = metric.measure(TestCase(input="-", actual_output="The sky is blue."), judge)
+    assert result.error is None, result.error
+    assert result.raw_score == pytest.approx(5.73 / 0.83, rel=1e-12)
+    assert round(result.score, 3) == 0.690
+    assert result.details["covered_mass"] == pytest.approx(0.83, rel=1e-12)
 
 
-def test_exclusive_logprobs_of_candidates_that_nest_nothing_is_unchanged() -> None:
-    tokens = {"1": [1], "2": [2], "10": [7, 3]}  # "10" is one token pair that does not start with "1"
-    logprobs = {"1": math.log(0.2), "2": -3.5, "10": -0.25}
-    assert exclusive_logprobs(logprobs, tokens) == logprobs
+def test_without_the_end_factor_the_counterexample_scores_too_low() -> None:
+    """What the exclusive subtraction gave: "1" kept .4 - .2, "15" included. The test above must differ."""
+    starts_only = renormalize({"1": math.log(0.2), "10": math.log(0.2), "7": math.log(0.5), "3": math.log(0.05)})
+    assert round(starts_only.expected_value(ZERO_TO_TEN), 3) == 6.158
+    assert starts_only.covered_mass == pytest.approx(0.95, rel=1e-12)
 
 
-def test_exclusive_logprobs_of_a_prefix_with_all_its_mass_in_a_child_is_impossible() -> None:
-    exclusive = exclusive_logprobs({"1": math.log(0.2), "10": math.log(0.2)}, {"1": [1], "10": [1, 0]})
-    assert exclusive == {"1": -math.inf, "10": math.log(0.2)}
+def test_whole_answers_of_a_candidate_do_not_depend_on_the_other_candidates() -> None:
+    alone = whole_answer_logprobs({"1": STARTS["1"], "7": STARTS["7"]}, {"1": ENDS["1"], "7": ENDS["7"]})
+    assert alone["1"] == whole_answer_logprobs(STARTS, ENDS)["1"]
 
 
-def test_exclusive_logprobs_does_not_depend_on_the_order_of_the_candidates() -> None:
-    expected = exclusive_logprobs(NESTED, DIGIT_TOKENS)
-    for order in (["2", "100", "10", "1"], ["100", "1", "2", "10"], ["10", "2", "1", "100"]):
-        got = exclusive_logprobs({c: NESTED[c] for c in order}, {c: DIGIT_TOKENS[c] for c in order})
-        assert got == expected
+def test_a_candidate_that_never_ends_is_impossible() -> None:
+    assert whole_answer_logprobs({"1": -0.5}, {"1": -math.inf}) == {"1": -math.inf}
+
+
+def test_whole_answer_logprobs_needs_an_end_for_every_candidate() -> None:
+    with pytest.raises(ValueError, match="end log-probabilities are for"):
+        whole_answer_logprobs({"1": -0.5, "2": -1.0}, {"1": -0.1})
+
+
+def test_whole_answer_logprobs_rejects_an_end_that_is_not_a_logprob() -> None:
+    with pytest.raises(ValueError, match="must be <= 0"):
+        whole_answer_logprobs({"1": -0.5}, {"1": 0.5})
+
+
+def test_a_distribution_claims_whole_answers_only_when_told() -> None:
+    assert renormalize({"a": -1.0}).whole_answers is False
+    assert renormalize({"a": -1.0}, whole_answers=True).whole_answers is True
+
+
+# --- log_sum_exp -------------------------------------------------------------------------
+
+
+def test_log_sum_exp_adds_probabilities() -> None:
+    assert log_sum_exp([math.log(0.3), math.log(0.3)]) == pytest.approx(math.log(0.6), rel=1e-12)
+
+
+def test_log_sum_exp_is_exact_in_the_tail() -> None:
+    assert log_sum_exp([-1000.0, -1000.0]) == pytest.approx(-1000.0 + math.log(2), rel=1e-12)
+
+
+def test_log_sum_exp_of_nothing_is_minus_inf() -> None:
+    assert log_sum_exp([]) == -math.inf
+    assert log_sum_exp([-math.inf, -math.inf]) == -math.inf
+    assert log_sum_exp([-math.inf, math.log(0.5)]) == pytest.approx(math.log(0.5), rel=1e-12)
 
 
 # --- scale_to_unit ---------------------------------------------------------------------

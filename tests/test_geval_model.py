@@ -63,7 +63,11 @@ def test_sampling_scores_with_seeded_samples(llama_backend):
 
 
 def test_a_zero_to_ten_range_is_scored_exactly(shipped_backend):
-    """On both tokenizers "10" is two tokens, "1" then "0"; P(score 1) must exclude it."""
+    """On both tokenizers "10" is two tokens, "1" then "0"; P(score 1) must exclude it.
+
+    Each score is the whole answer, P(c) · P(the number ends | c) (checked against an independent
+    read in test_llamacpp.py), so a score's probability is the same whether "10" is a candidate or not.
+    """
     messages = (Message(role="user", content="Rate how clear this sentence is from 0 to 10: 'The sky is blue.'"),)
     digits = tuple(str(s) for s in range(10))
     ten = shipped_backend.candidate_distribution(
@@ -72,15 +76,9 @@ def test_a_zero_to_ten_range_is_scored_exactly(shipped_backend):
     single = shipped_backend.candidate_distribution(
         DistributionRequest(messages=messages, prefill="Score: ", candidates=digits)
     ).distribution
-    after_one = shipped_backend.candidate_distribution(
-        DistributionRequest(messages=messages, prefill="Score: 1", candidates=digits)
-    ).distribution
-    p1, p0_after_1 = math.exp(single.logprobs["1"]), math.exp(after_one.logprobs["0"])
-    p_after_1 = sum(math.exp(lp) for lp in after_one.logprobs.values())  # any digit after "1"
-    assert math.exp(ten.logprobs["10"]) == pytest.approx(p1 * p0_after_1, rel=1e-6)
-    assert math.exp(ten.logprobs["1"]) == pytest.approx(p1 * (1 - p0_after_1), rel=1e-6)
-    assert p_after_1 >= p0_after_1
-    assert ten.covered_mass == pytest.approx(single.covered_mass, rel=1e-6)
+    assert ten.whole_answers and single.whole_answers
+    assert {c: ten.logprobs[c] for c in digits} == single.logprobs
+    assert ten.covered_mass == pytest.approx(single.covered_mass + math.exp(ten.logprobs["10"]), rel=1e-9)
 
     metric = build_metric("geval", {"criteria": "Clarity.", "score_range": [0, 10], "include_reason": False,
                                     "evaluation_params": ["actual_output"], "min_covered_mass": 0.0})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import llama_cpp
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
 from localeval.backends.chat import PlainFormat, chat_format_for
-from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions, json_grammar
+from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions, NumberTokens, json_grammar, log_mass
 from localeval.errors import BackendError, TruncatedOutput
 
 pytestmark = pytest.mark.model
@@ -53,21 +54,81 @@ def test_distribution_is_renormalized_with_its_covered_mass(llama_backend):
         assert dist.probabilities[c] == pytest.approx(math.exp(dist.logprobs[c]) / covered, rel=1e-12)
 
 
+def reference_whole_answers(backend, path, request) -> dict[str, float]:
+    """An independent read: llama-cpp-python's logits_all scores, log-softmaxed by numpy.
+
+    log P(c) from the positions of c's tokens, plus log P(the answer ends | c): the mass after c
+    of the tokens that begin neither with a digit nor with "." and a digit, and of a bare "."
+    times the mass after it of tokens that do not begin with a digit. The prompt is read cold
+    in n_batch batches, then each continuation as a batch of its own, as the backend does.
+    """
+    reference = llama_cpp.Llama(model_path=str(path), n_ctx=1024, n_batch=64, logits_all=True, verbose=False)
+    texts = [reference.detokenize([t]) for t in range(reference.n_vocab())]
+    digit = np.array([re.match(rb"[0-9]", t) is not None for t in texts])
+    goes_on = np.array([re.match(rb"[0-9]|\.[0-9]", t) is not None or t == b"." for t in texts])
+    points = [t for t, text in enumerate(texts) if text == b"."]  # gemma has two
+    prompt = backend._prompt_tokens(backend._format.render(request.messages, request.prefill), 0)
+    reference.eval(prompt)
+
+    def after(prefix: list[int]) -> np.ndarray:
+        if prefix:
+            reference.n_tokens = len(prompt)
+            reference.eval(prefix)
+        logits = reference.scores[len(prompt) + len(prefix) - 1].astype(np.float64)
+        return logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+
+    result = {}
+    for c in request.candidates:
+        toks = reference.tokenize(c.encode(), add_bos=False)
+        start = sum(float(after(toks[:i])[toks[i]]) for i in range(len(toks)))
+        nxt = after(toks)
+        full_stop = sum(np.exp(nxt[p]) * np.exp(after([*toks, p])[~digit]).sum() for p in points)
+        result[c] = start + float(np.log(np.exp(nxt[~goes_on]).sum() + full_stop))
+    reference.close()
+    return result
+
+
 def test_distribution_matches_llamas_own_full_logits(llama_backend, default_model):
-    """An independent read: llama-cpp-python's logits_all scores, log-softmaxed by numpy."""
     _, path = default_model
     request = score_request()
-    ours = llama_backend.candidate_distribution(request).distribution.logprobs
-    reference = llama_cpp.Llama(model_path=str(path), n_ctx=512, n_batch=64, logits_all=True, verbose=False)
-    prompt = llama_backend._format.render(request.messages, request.prefill)
-    tokens = reference.tokenize(prompt.encode(), add_bos=False, special=True)
-    reference.eval(tokens)
-    logits = reference.scores[len(tokens) - 1].astype(np.float64)
-    logprobs = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
+    ours = llama_backend.candidate_distribution(request).distribution
+    assert ours.whole_answers is True
+    reference = reference_whole_answers(llama_backend, path, request)
     for c in DIGITS:
-        (token,) = reference.tokenize(c.encode(), add_bos=False)
-        assert ours[c] == pytest.approx(float(logprobs[token]), abs=1e-5)
-    reference.close()
+        assert ours.logprobs[c] == pytest.approx(reference[c], abs=1e-5)
+
+
+def test_zero_to_ten_whole_answers_match_an_independent_read_on_both_models(shipped_backend):
+    """Issue 13: P(score 1) = P("1") · P(the number ends | "1"), which excludes "10" and "15" alike."""
+    request = score_request(candidates=tuple(str(s) for s in range(11)))
+    ours = shipped_backend.candidate_distribution(request).distribution
+    reference = reference_whole_answers(shipped_backend, shipped_backend._llm.model_path, request)
+    for c in request.candidates:
+        assert ours.logprobs[c] == pytest.approx(reference[c], abs=1e-5)
+    assert ours.covered_mass == pytest.approx(math.fsum(math.exp(v) for v in reference.values()), rel=1e-4)
+
+
+def test_number_tokens_sort_the_vocabulary(shipped_backend):
+    number = shipped_backend._number_tokens()
+    for piece, ends in (("0", False), ("7", False), (".", False), (" ", True), ("/", True), ("\n", True)):
+        (token,) = shipped_backend._llm.tokenize(piece.encode(), add_bos=False, special=False)
+        assert bool(number.ends[token]) is ends, piece
+    assert number.points
+    assert all(shipped_backend._llm.detokenize([p]) == b"." for p in number.points)
+
+
+def test_number_tokens_from_plain_texts():
+    number = NumberTokens.from_texts([b"0", b"05", b"0)", b".5", b".", b". ", b".\n", b" 5", b"/", b"", b"a1"])
+    assert number.digit.tolist() == [True, True, True] + [False] * 8
+    assert number.ends.tolist() == [False] * 5 + [True] * 6
+    assert number.points == (4,)
+
+
+def test_log_mass_on_plain_numbers():
+    logprobs = np.log(np.array([0.5, 0.3, 0.2]))
+    assert log_mass(logprobs, np.array([True, False, True])) == pytest.approx(math.log(0.7), rel=1e-12)
+    assert log_mass(logprobs, np.array([False, False, False])) == -math.inf
+    assert log_mass(np.array([-1000.0, -1000.0]), np.array([True, True])) == pytest.approx(-1000 + math.log(2))
 
 
 def test_the_score_position_follows_the_prefill_space(llama_backend):
@@ -97,28 +158,23 @@ def test_a_warm_read_equals_a_cold_read(llama_backend, default_model):
     assert warm == cold
 
 
-def test_multi_token_candidates_get_their_exact_joint_probability(llama_backend):
+def test_multi_token_candidates_get_their_exact_joint_probability(llama_backend, default_model):
     (ten,) = [c for c in ("10",) if len(llama_backend._candidate_tokens(c)) == 2]
-    joint = llama_backend.candidate_distribution(score_request(candidates=(ten, "2", "3")))
-    first = llama_backend.candidate_distribution(score_request(candidates=("1", "2")))
-    second = llama_backend.candidate_distribution(score_request(prefill="Score: 1", candidates=("0", "5")))
-    expected = first.distribution.logprobs["1"] + second.distribution.logprobs["0"]
-    assert joint.distribution.logprobs["10"] == pytest.approx(expected, abs=1e-9)
-    assert joint.usage.completion_tokens == 1
+    request = score_request(candidates=(ten, "2", "3"))
+    joint = llama_backend.candidate_distribution(request)
+    reference = reference_whole_answers(llama_backend, default_model[1], request)
+    assert joint.distribution.logprobs["10"] == pytest.approx(reference["10"], abs=1e-5)
+    # After "1", "10", "2", "3", and after each of "10", "2", "3" then ".".
+    assert joint.usage.completion_tokens == 7
 
 
-def test_nested_candidates_get_exclusive_probabilities(llama_backend):
-    """P(score 1) must not include P(score 10): "10" is "1" then "0" on this tokenizer."""
+def test_a_candidates_probability_does_not_depend_on_the_other_candidates(llama_backend):
+    """P(score 1) must not include P(score 10), whether "10" is a candidate or not."""
     nested = llama_backend.candidate_distribution(score_request(candidates=("1", "10", "2")))
     alone = llama_backend.candidate_distribution(score_request(candidates=("1", "2")))
-    after_one = llama_backend.candidate_distribution(score_request(prefill="Score: 1", candidates=("0", "5")))
-    p_one = math.exp(alone.distribution.logprobs["1"])
-    p_zero_after_one = math.exp(after_one.distribution.logprobs["0"])
-    assert math.exp(nested.distribution.logprobs["10"]) == pytest.approx(p_one * p_zero_after_one, rel=1e-9)
-    assert math.exp(nested.distribution.logprobs["1"]) == pytest.approx(p_one * (1 - p_zero_after_one), rel=1e-9)
+    assert nested.distribution.logprobs["1"] == alone.distribution.logprobs["1"]
     assert nested.distribution.logprobs["2"] == alone.distribution.logprobs["2"]
-    # Nesting moves mass between "1" and "10" but does not create any.
-    assert nested.distribution.covered_mass == pytest.approx(alone.distribution.covered_mass, rel=1e-9)
+    assert nested.distribution.covered_mass > alone.distribution.covered_mass  # "10" adds its own
 
 
 VERDICTS_SCHEMA = {

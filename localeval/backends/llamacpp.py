@@ -8,8 +8,10 @@ context (no sampling, and no ``logits_all`` array of n_ctx × n_vocab floats).
 from __future__ import annotations
 
 import json
+import math
 import threading
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from localeval.backends.chat import ChatFormat, chat_format_for
 from localeval.backends.options import LlamaCppOptions
 from localeval.backends.schema import bound_arrays, checked_reply
 from localeval.catalog import ModelSpec, file_sha256
-from localeval.distribution import exclusive_logprobs, renormalize
+from localeval.distribution import log_sum_exp, renormalize, whole_answer_logprobs
 from localeval.errors import BackendError, BackendUnavailable, CandidateError
 
 #: JSON's string character. llama-cpp-python's own rule (``[^"\\\\] | ...``) lets a raw control
@@ -42,6 +44,41 @@ def json_grammar(schema: dict[str, Any]) -> str:
 
     lines = json_schema_to_gbnf(json.dumps(schema, sort_keys=True)).splitlines()
     return "\n".join(JSON_CHAR_RULE if line.startswith("char ::= ") else line for line in lines)
+
+
+@dataclass(frozen=True)
+class NumberTokens:
+    """Which vocabulary tokens carry on a number they follow ("1" → "10", "1.5"), by each token's text.
+
+    After "1" the number goes on with a token that begins with a digit ("0",
+    "05", "0)") or with a point and a digit (".5"). A bare "." may be a decimal
+    point or a full stop ("Score: 3."), so it is neither: the token after it
+    decides (see ``LlamaCppBackend._score_candidates``). Everything else ends
+    the number: a space, " 5", "/", ",", ". ", a newline, the end of text.
+    Texts are each token's own, as llama.cpp spells it, leading space included.
+    """
+
+    digit: np.ndarray  # mask: begins with a digit
+    ends: np.ndarray  # mask: ends a number it follows
+    points: tuple[int, ...]  # ids of the tokens that are exactly "."
+
+    @classmethod
+    def from_texts(cls, texts: Sequence[bytes]) -> NumberTokens:
+        digit = np.array([t[:1].isdigit() for t in texts], dtype=bool)
+        point_digit = np.array([t[:1] == b"." and t[1:2].isdigit() for t in texts], dtype=bool)
+        bare = np.array([t == b"." for t in texts], dtype=bool)
+        return cls(digit=digit, ends=~(digit | point_digit | bare), points=tuple(int(i) for i in np.flatnonzero(bare)))
+
+
+def log_mass(logprobs: np.ndarray, mask: np.ndarray) -> float:
+    """log Σ exp(logprobs[mask]): the log-probability of the tokens ``mask`` selects, computed stably."""
+    chosen = logprobs[mask]
+    if chosen.size == 0:
+        return -math.inf
+    top = float(chosen.max())
+    if top == -math.inf:
+        return -math.inf
+    return top + math.log(float(np.exp(chosen - top).sum()))
 
 
 class LlamaCppBackend:
@@ -73,6 +110,7 @@ class LlamaCppBackend:
         self._llama_cpp = llama_cpp
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
+        self._numbers: NumberTokens | None = None
         self._format = self._chat_format()
         self._fingerprint = Fingerprint(
             kind="llama.cpp",
@@ -82,6 +120,9 @@ class LlamaCppBackend:
             settings={
                 "chat_format": self._format.identity,
                 "n_batch": self.options.n_batch,
+                # What a candidate's probability is: a cache filled before it was the
+                # whole answer's (P(c) · P(end | c)) must not answer for it.
+                "candidates": "whole answer",
             },
         )
 
@@ -139,30 +180,70 @@ class LlamaCppBackend:
         longest = max(len(t) for t in candidates.values())
         tokens = self._prompt_tokens(prompt, longest)
         with self._lock:
-            logprobs, extra = self._score_candidates(tokens, candidates)
+            logprobs, ends, extra = self._score_candidates(tokens, candidates)
         return DistributionReply(
-            distribution=renormalize(exclusive_logprobs(logprobs, candidates)),
+            distribution=renormalize(whole_answer_logprobs(logprobs, ends), whole_answers=True),
             usage=Usage(prompt_tokens=len(tokens), completion_tokens=extra),
         )
 
     def _score_candidates(
         self, prompt: list[int], candidates: Mapping[str, list[int]]
-    ) -> tuple[dict[str, float], int]:
-        """Each candidate's exact sequence log-probability; multi-token ones read token by token."""
-        first = self._next_logprobs(prompt)
+    ) -> tuple[dict[str, float], dict[str, float], int]:
+        """Each candidate's exact sequence log-probability and log P(the answer ends | candidate).
+
+        Both come from the next-token distributions after the prompt and after
+        each prefix of each candidate, and after each candidate followed by a bare
+        "." (decimal point or full stop?): one forward pass per distinct prefix
+        ("1" and "10" share the pass after "1"). The prompt is read once; each
+        prefix is then read on top of it as a batch of its own, so a pass costs
+        its few tokens, not the prompt's tail again. The third value is the
+        number of those passes.
+        """
+        number = self._number_tokens()
+        after: dict[tuple[int, ...], np.ndarray] = {(): self._next_logprobs(prompt)}
+
+        def next_logprobs(prefix: list[int]) -> np.ndarray:
+            key = tuple(prefix)
+            if key not in after:
+                after[key] = self._logprobs_after_prompt(len(prompt), prefix)
+            return after[key]
+
         logprobs: dict[str, float] = {}
-        extra = 0
+        ends: dict[str, float] = {}
         for text, toks in candidates.items():
-            total = float(first[toks[0]])
-            for i in range(1, len(toks)):
-                total += float(self._next_logprobs(prompt + toks[:i])[toks[i]])
-                extra += 1
-            logprobs[text] = total
-        return logprobs, extra
+            logprobs[text] = sum(float(next_logprobs(toks[:i])[toks[i]]) for i in range(len(toks)))
+            nxt = next_logprobs(toks)
+            # After a bare ".", the number goes on only if a digit follows: "3.5" but "3. It".
+            points = [float(nxt[p]) + log_mass(next_logprobs([*toks, p]), ~number.digit) for p in number.points]
+            ends[text] = log_sum_exp([log_mass(nxt, number.ends), *points])
+        return logprobs, ends, len(after) - 1
+
+    def _number_tokens(self) -> NumberTokens:
+        """The vocabulary sorted by what each token does to a number it follows; read once per model."""
+        if self._numbers is None:
+            texts = [self._llm.detokenize([t], special=False) for t in range(self._llm.n_vocab())]
+            self._numbers = NumberTokens.from_texts(texts)
+        return self._numbers
 
     def _next_logprobs(self, tokens: list[int]) -> np.ndarray:
         """Log-probabilities of every vocabulary token after ``tokens``: one forward pass."""
         self._read_prompt(tokens)
+        return self._current_logprobs()
+
+    def _logprobs_after_prompt(self, prompt_length: int, prefix: list[int]) -> np.ndarray:
+        """Log-probabilities of the next token after the prompt just read and then ``prefix``.
+
+        The context must hold the prompt (``_next_logprobs``) and maybe an earlier
+        prefix: that prefix is dropped and ``prefix`` read as one batch after the
+        prompt. The numbers depend only on the prompt and the prefix, never on
+        which prefixes were read before.
+        """
+        self._llm.n_tokens = prompt_length  # eval() drops the previous prefix's KV cells
+        self._llm.eval(prefix)
+        return self._current_logprobs()
+
+    def _current_logprobs(self) -> np.ndarray:
+        """Log-softmax of the logits at the last token read, in float64."""
         pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
         logits = np.ctypeslib.as_array(pointer, shape=(self._llm.n_vocab(),)).astype(np.float64)
         top = logits.max()
