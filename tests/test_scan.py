@@ -94,13 +94,33 @@ def test_the_first_occurrence_of_the_prefill_counts():
     assert score_position(stream, "Score: ") == 4
 
 
-def test_variants_of_a_candidate_keep_the_best_and_absent_ones_get_minus_inf():
-    token = ScoredToken("3", -0.7, (("3", -0.7), (" 3", -0.2), ("4", -2.0), ("Three", -1.0)))
+def test_variants_of_a_candidate_are_summed_and_absent_ones_get_minus_inf():
+    token = ScoredToken("3", -0.7, (("3", -0.7), (" 3", -1.5), ("4", -2.0), ("Three", -3.0)))
     found = candidate_logprobs(token, ("3", "4", "5"))
-    assert found == {"3": -0.2, "4": -2.0, "5": -math.inf}
+    assert found["3"] == pytest.approx(math.log(math.exp(-0.7) + math.exp(-1.5)), rel=1e-12)
+    assert (found["4"], found["5"]) == (-2.0, -math.inf)
     dist = read_distribution([token], "", ("3", "4", "5"))
     assert dist.probabilities["5"] == 0.0
-    assert dist.covered_mass == pytest.approx(math.exp(-0.2) + math.exp(-2.0), rel=1e-12)
+    assert dist.covered_mass == pytest.approx(math.exp(-0.7) + math.exp(-1.5) + math.exp(-2.0), rel=1e-12)
+
+
+def test_two_tokens_for_one_score_add_up_in_the_expected_score():
+    """Issue 13's example: "3" = 0.3, " 3" = 0.3, "4" = 0.4 is 3 with 0.6, so 3.4 (the larger variant gave 3.571)."""
+    top = (("4", math.log(0.4)), ("3", math.log(0.3)), (" 3", math.log(0.3)))
+    dist = read_distribution([ScoredToken("4", math.log(0.4), top)], "", ("3", "4"))
+    assert dist.expected_value({"3": 3.0, "4": 4.0}) == pytest.approx(3.4, rel=1e-12)
+    assert dist.covered_mass == pytest.approx(1.0, rel=1e-12)
+
+
+def test_the_sampled_token_listed_among_the_alternatives_counts_once():
+    token = ScoredToken("3", math.log(0.5), (("3", math.log(0.5)), ("4", math.log(0.25))))
+    assert candidate_logprobs(token, ("3", "4")) == {"3": math.log(0.5), "4": math.log(0.25)}
+
+
+def test_a_server_distribution_says_it_is_not_of_whole_answers():
+    """One position gives no P(the answer ends | c): the distribution must not claim it."""
+    dist = read_distribution(tokens(GRAMMAR_STREAM), "Score: ", DIGITS)
+    assert dist.whole_answers is False
 
 
 def test_the_sampled_token_counts_even_when_missing_from_the_alternatives():

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from localeval.backends.base import Capabilities, Message
-from localeval.distribution import CandidateDistribution, renormalize
+from localeval.distribution import CandidateDistribution, log_sum_exp, renormalize
 from localeval.errors import BackendError, CandidateError
 
 PrefillMode = Literal["continue", "grammar", "instruction", "completion"]
@@ -109,15 +109,21 @@ def candidate_logprobs(token: ScoredToken, candidates: Sequence[str]) -> dict[st
     """Each candidate's log-probability among the alternatives at ``token``'s position.
 
     An alternative matches a candidate when its text, stripped of surrounding
-    whitespace, equals it ("3" and " 3"); the best one counts. A candidate not
+    whitespace, equals it. Where the tokenizer has several tokens for the same
+    answer ("3" and " 3"), they are different ways of writing it, disjoint
+    events: the candidate's probability is their sum (in log space), not the
+    larger one. Alternatives are told apart by their text, so the sampled token,
+    which servers also list among the alternatives, counts once. A candidate not
     among the alternatives gets -inf: its probability is below the k-th's.
     """
-    found = {c: -math.inf for c in candidates}
-    for text, logprob in ((token.text, token.logprob), *token.top):
+    seen = dict(token.top)
+    seen.setdefault(token.text, token.logprob)
+    found: dict[str, list[float]] = {c: [] for c in candidates}
+    for text, logprob in seen.items():
         key = text.strip()
         if key in found:
-            found[key] = max(found[key], logprob)
-    return found
+            found[key].append(logprob)
+    return {c: log_sum_exp(variants) for c, variants in found.items()}
 
 
 def read_distribution(
@@ -144,6 +150,10 @@ def distribution_at(token: ScoredToken, candidates: Sequence[str], where: str) -
     """The candidates' distribution among the alternatives at ``token``'s position, renormalized.
 
     ``where`` describes the position for the error raised when no candidate is there.
+    Each probability is that the reply *starts with* the candidate (``whole_answers``
+    False): the alternatives at one position say nothing about the token after it,
+    so the factor P(the answer ends | c) that the in-process backend applies cannot
+    be read here (issue 13, item 3, adds that request).
     """
     logprobs = candidate_logprobs(token, candidates)
     if all(v == -math.inf for v in logprobs.values()):
@@ -152,7 +162,7 @@ def distribution_at(token: ScoredToken, candidates: Sequence[str], where: str) -
             f"none of the candidates {list(candidates)} is among the top {len(token.top)} "
             f"tokens at the score position ({where}); the top ones were {seen}"
         )
-    return renormalize(logprobs)
+    return renormalize(logprobs, whole_answers=False)
 
 
 # -- how the prefill reaches the model -------------------------------------------------
