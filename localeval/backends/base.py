@@ -51,8 +51,11 @@ class DistributionRequest(BaseModel):
     ``prefill`` is the start of the assistant's reply (for example ``"Score: "``),
     written into the prompt so the next token is where the answer must be.
     Candidates may be several tokens long and may begin one another ("1" and
-    "10"): each gets the probability of being the answer *and not a longer
-    candidate* (see :func:`localeval.distribution.exclusive_logprobs`).
+    "10"). A backend that can see past the candidate gives each the probability
+    of being the *whole* answer, P(c) · P(the answer ends | c), so "1" holds
+    neither "10" nor "15" (see :func:`localeval.distribution.whole_answer_logprobs`;
+    the in-process backend). One that reads a single position gives P(the reply
+    starts with c) (HTTP backends). ``CandidateDistribution.whole_answers`` says which.
     """
 
     model_config = ConfigDict(frozen=True)
