@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,10 +20,11 @@ class CandidateDistribution(BaseModel):
 
     ``whole_answers`` says what each candidate's probability is. True: that the
     candidate is the whole answer, P(c) · P(the answer ends | c) (see
-    :func:`whole_answer_logprobs`); the in-process backend reads the end factor
-    from the vocabulary. False: that the reply *starts with* it, all the backend
-    could see (a server's top log-probabilities at one position give nothing
-    after the candidate), so "1" on a 0-10 range also holds "10"-"19".
+    :func:`read_whole_answers`), read from the next-token distributions after
+    the candidate's prefixes: the whole vocabulary in-process, a server's top
+    alternatives over HTTP. False: that the reply *starts with* it, all a
+    backend that reads one position can see (a server in the ``grammar`` or
+    ``instruction`` prefill mode), so "1" on a 0-10 range also holds "10"-"19".
     """
 
     # A candidate outside a server's top-k has log-probability -inf: keep it -inf
@@ -109,6 +112,156 @@ def whole_answer_logprobs(
     if any(math.isnan(v) or v > 1e-6 for v in end_logprobs.values()):
         raise ValueError(f"end log-probabilities must be <= 0, got {dict(end_logprobs)}")
     return {c: log_p + min(end_logprobs[c], 0.0) for c, log_p in sequence_logprobs.items()}
+
+
+# -- reading whole answers from next-token distributions ------------------------------
+
+#: What a token does to a number it follows: carries it on ("0", "05", ".5"), may be a
+#: decimal point or a full stop (a bare "."), or ends it (" ", "/", "\n", " 5", "", ...).
+NumberRole = Literal["continues", "point", "ends"]
+#: The token classes whose total mass a next-token distribution reports (:class:`NextTokens`).
+TokenClass = Literal["ends", "point", "no_digit"]
+_DIGITS = frozenset("0123456789")
+
+
+def number_role(text: str) -> NumberRole:
+    """What a token with this text does to a number written just before it.
+
+    Only ASCII digits carry a number on ("²" does not), and "." only when a digit
+    follows within the token: a bare "." may be a full stop ("Score: 3. It is"),
+    so the token after it decides (see :func:`read_whole_answers`).
+    """
+    if text[:1] in _DIGITS or (text[:1] == "." and text[1:2] in _DIGITS):
+        return "continues"
+    return "point" if text == "." else "ends"
+
+
+def in_class(text: str, token_class: TokenClass) -> bool:
+    """Whether a token with this text is in ``token_class``: ``ends`` and ``point`` as
+    :func:`number_role` says; ``no_digit``: it does not begin with a digit (after a ".")."""
+    if token_class == "no_digit":
+        return text[:1] not in _DIGITS
+    return number_role(text) == token_class
+
+
+class NextTokens(Protocol):
+    """The distribution of the next token at one position, as a backend can read it.
+
+    In-process it is the whole vocabulary; a server gives its top alternatives
+    only, and what is not among them counts as probability 0 (so sums are lower
+    bounds, and ``covered_mass`` shows it).
+    """
+
+    def texts(self, answer: str) -> Iterable[str]:
+        """Distinct token texts among which are all that may write the start of ``answer``
+        (more do no harm: :func:`answer_pieces` picks)."""
+        ...
+
+    def logprob(self, text: str) -> float:
+        """log P(the next token's text is ``text``): every token with that text; -inf if none."""
+        ...
+
+    def class_logprob(self, token_class: TokenClass) -> float:
+        """log P(the next token is in ``token_class``)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ListedTokens:
+    """A next-token distribution given as texts and log-probabilities (a server's top k).
+
+    Tokens that share a text are summed (they are different ways of writing it).
+    """
+
+    logprobs: Mapping[str, float]
+
+    @classmethod
+    def summed(cls, pairs: Iterable[tuple[str, float]]) -> ListedTokens:
+        """From (text, log-probability) pairs, one per token; tokens with one text summed."""
+        found: dict[str, list[float]] = {}
+        for text, logprob in pairs:
+            found.setdefault(text, []).append(logprob)
+        return cls({text: log_sum_exp(values) for text, values in found.items()})
+
+    def texts(self, answer: str) -> Iterable[str]:
+        return self.logprobs.keys()
+
+    def logprob(self, text: str) -> float:
+        return self.logprobs.get(text, -math.inf)
+
+    def class_logprob(self, token_class: TokenClass) -> float:
+        return log_sum_exp(v for t, v in self.logprobs.items() if in_class(t, token_class))
+
+
+def answer_pieces(texts: Iterable[str], remaining: str, first: bool) -> list[tuple[str, str | None]]:
+    """The token texts that write the start of ``remaining``, each with what is left after it.
+
+    A piece writes a non-empty start of ``remaining``; at the answer's first
+    token (``first``) it may begin with whitespace (" 3" and "3" write the same
+    answer: item 2 of issue 13). A token that writes all of ``remaining`` and then
+    whitespace ("3 ") has ended the answer itself: None is left.
+    """
+    pieces: list[tuple[str, str | None]] = []
+    for text in texts:
+        body = text.lstrip() if first else text
+        core = body.rstrip()
+        if not core:
+            continue
+        if core == body and remaining.startswith(core):
+            pieces.append((text, remaining[len(core):]))
+        elif core != body and core == remaining:
+            pieces.append((text, None))
+    return pieces
+
+
+def read_whole_answers(
+    candidates: Sequence[str], after: Callable[[str], NextTokens]
+) -> dict[str, float]:
+    """Each candidate's log-probability of being the whole answer, from next-token distributions.
+
+    ``after(prefix)`` is the next-token distribution once the reply has written
+    ``prefix`` after the prefill ("" for the score position itself). A candidate
+    is written by one or more tokens — every way of writing it counts, summed:
+    "10" as "1" then "0", or as one token "10" where the vocabulary has one, or
+    " 10" — and then the answer must end: P(c) · P(the answer ends | c) (see
+    :func:`whole_answer_logprobs`). P(end | c) is the mass of the tokens that
+    end a number, plus P(".") · P(no digit follows | c + "."), since a bare "."
+    is a full stop unless a digit follows it.
+
+    One general mechanism for every backend: the in-process backend reads each
+    ``after`` from the whole vocabulary, a server from its top alternatives
+    (a continuation request with the prefix appended to the prefill). Prefixes
+    a candidate's probability cannot reach (probability 0) are never asked for.
+    """
+    seen: dict[str, NextTokens] = {}
+
+    def at(prefix: str) -> NextTokens:
+        if prefix not in seen:
+            seen[prefix] = after(prefix)
+        return seen[prefix]
+
+    def ends(prefix: str) -> float:
+        view = at(prefix)
+        point = view.class_logprob("point")
+        full_stop = point + at(prefix + ".").class_logprob("no_digit") if point > -math.inf else -math.inf
+        return log_sum_exp([view.class_logprob("ends"), full_stop])
+
+    def whole(prefix: str, remaining: str) -> float:
+        view = at(prefix)
+        terms = []
+        for text, rest in answer_pieces(view.texts(remaining), remaining, first=not prefix):
+            logprob = view.logprob(text)
+            if logprob == -math.inf:
+                continue
+            if rest is None:
+                terms.append(logprob)
+            elif rest:
+                terms.append(logprob + whole(prefix + text, rest))
+            else:
+                terms.append(logprob + ends(prefix + text))
+        return log_sum_exp(terms)
+
+    return {c: whole("", c) for c in candidates}
 
 
 def expected_value(probabilities: Mapping[str, float], values: Mapping[str, float]) -> float:

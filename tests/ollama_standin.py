@@ -20,9 +20,13 @@ Fidelity limits — where it is not Ollama:
 * ``format``: a JSON Schema becomes a grammar through llama-cpp-python's
   converter, ``"json"`` its JSON grammar; Ollama has its own converter, which
   may accept a different subset of JSON Schema.
-* Log-probabilities are llama.cpp's. Each request reads its prompt from scratch
-  (no prefix reuse between requests), so numbers do not depend on the previous
-  request; Ollama reuses the prefix, which can move logprobs slightly.
+* Log-probabilities are llama.cpp's, from the raw logits (as Ollama's are; a
+  temperature does not change them), each of the top alternatives a token of its
+  own (as Ollama lists them). A position where an end-of-generation token is
+  drawn gets none, as in Ollama (its runner checks for the end before computing
+  them). Of the prefix shared with the previous request, only whole 64-token
+  batches are reused, so numbers are those of a cold read whatever came before;
+  Ollama reuses the whole prefix, which can move logprobs slightly.
 * Options honoured: ``temperature``, ``seed``, ``num_predict``, ``top_k``,
   ``top_p``, ``min_p``, ``repeat_penalty``; the rest are ignored. Unset ones
   take Ollama's documented defaults (0.8, random, unlimited, 40, 0.9, 0.0, 1.1),
@@ -54,8 +58,12 @@ from pathlib import Path
 from typing import Any
 
 import llama_cpp
+import numpy as np
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from llama_cpp.llama_grammar import JSON_GBNF
+
+#: Prompt tokens per forward pass (the in-process backend's default too).
+N_BATCH = 64
 
 
 class OllamaError(Exception):
@@ -74,7 +82,7 @@ class OllamaStandIn:
         self.name, self.version, self.logprobs = name, version, logprobs
         self.path = model_path
         self.sha256 = hashlib.sha256(model_path.read_bytes()).hexdigest()
-        self.llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_batch=64, n_threads=1,
+        self.llm = llama_cpp.Llama(model_path=str(model_path), n_ctx=n_ctx, n_batch=N_BATCH, n_threads=1,
                                    n_threads_batch=1, logits_all=True, verbose=False)
         bos, eos = (self.llm.detokenize([t], special=True).decode() for t in (self.llm.token_bos(), self.llm.token_eos()))
         self.bos = bos
@@ -171,7 +179,7 @@ class OllamaStandIn:
         limit = int(options.get("num_predict", -1))
         start = time.perf_counter_ns()
         with self.lock:
-            self.llm.reset()  # read every prompt from scratch: numbers independent of the last request
+            self.keep_aligned_prefix(tokens)
             stream = self.llm.create_completion(
                 prompt=tokens, max_tokens=limit if limit > 0 else -1, stream=True,
                 grammar=_grammar(body.get("format")), logprobs=max(top, 1) if want_logprobs else None,
@@ -188,12 +196,47 @@ class OllamaStandIn:
                 count += 1
                 chunk: dict[str, Any] = {"text": choice["text"], "done": False}
                 if want_logprobs and choice["logprobs"]:
-                    chunk["logprobs"] = _logprobs(choice["logprobs"], top)
+                    chunk["logprobs"] = self._logprobs(choice["logprobs"], top)
                 yield chunk
         took = time.perf_counter_ns() - start
         yield {"text": "", "done": True, "done_reason": finish, "total_duration": took, "load_duration": 0,
                "prompt_eval_count": len(tokens), "prompt_eval_duration": took // 2, "eval_count": count,
                "eval_duration": took // 2}
+
+    def _logprobs(self, raw: dict[str, Any], top: int) -> list[dict[str, Any]]:
+        """The streamed token in Ollama's shape, its alternatives each token on its own, as Ollama lists them.
+
+        llama-cpp-python's own alternatives are a dict by text, which keeps one of the tokens that
+        share a text (SmolLM2 has 64 that print as ""): here the top k come from the logits row of
+        the position (the last one read: the chunk comes before its token is read).
+        """
+        row = np.asarray(self.llm.scores[self.llm.n_tokens - 1], dtype=np.float64)
+        logprobs = row - (row.max() + np.log(np.exp(row - row.max()).sum()))
+        best = [int(t) for t in np.argsort(-logprobs, kind="stable")[:top]]
+        (token, logprob), = zip(raw["tokens"], raw["token_logprobs"], strict=True)
+        alternatives = [(self.piece(t), float(logprobs[t])) for t in best]
+        return [{"token": token, "logprob": float(logprob), "bytes": list(token.encode()),
+                 "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives]}]
+
+    def keep_aligned_prefix(self, tokens: list[int]) -> None:
+        """Keep only whole 64-token batches of the prefix shared with the last request.
+
+        llama.cpp's numbers depend on how a prompt is split into batches; llama-cpp-python would
+        reuse the whole shared prefix and read the rest as one batch, so a request's numbers would
+        depend on the request before it. Kept batches start where a cold read's would, so the
+        numbers are a cold read's, and a continuation request re-reads one batch, not the prompt.
+        """
+        cached = list(self.llm.input_ids[: self.llm.n_tokens])
+        shared = 0
+        for old, new in zip(cached, tokens[:-1]):  # at least the last token is read again
+            if old != new:
+                break
+            shared += 1
+        self.llm.n_tokens = shared - shared % N_BATCH
+
+    def piece(self, token: int) -> str:
+        """A token's text as Ollama prints it: special tokens by name, an incomplete character replaced."""
+        return self.llm.detokenize([token], special=True).decode("utf-8", errors="replace")
 
 
 def _grammar(fmt: Any) -> llama_cpp.LlamaGrammar | None:
@@ -204,16 +247,6 @@ def _grammar(fmt: Any) -> llama_cpp.LlamaGrammar | None:
     if isinstance(fmt, dict):
         return llama_cpp.LlamaGrammar.from_json_schema(json.dumps(fmt), verbose=False)
     raise OllamaError(400, f"invalid format: {fmt!r}")
-
-
-def _logprobs(raw: dict[str, Any], top: int) -> list[dict[str, Any]]:
-    """llama-cpp-python's completion logprobs in Ollama's shape."""
-    out = []
-    for token, logprob, alternatives in zip(raw["tokens"], raw["token_logprobs"], raw["top_logprobs"], strict=True):
-        ranked = sorted((alternatives or {}).items(), key=lambda kv: -kv[1])[:top]
-        out.append({"token": token, "logprob": float(logprob), "bytes": list(token.encode()),
-                    "top_logprobs": [{"token": t, "logprob": float(lp), "bytes": list(t.encode())} for t, lp in ranked]})
-    return out
 
 
 def _now() -> str:

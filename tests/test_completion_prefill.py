@@ -25,19 +25,50 @@ TOP = {"4": -0.9, "5": -1.5, " 3": -2.0, "\n": -3.0}
 LEGACY_PROBE = legacy_completion("OK", {"OK": -0.1})
 
 
-def test_the_client_renders_the_prompt_and_reads_the_first_position():
-    server = FakeServer([LEGACY_PROBE, legacy_completion("4", TOP)])
+#: After a score: the answer ends ("\n") with e^-0.1, goes on ("0") with e^-3.
+ENDS = legacy_completion("\n", {"\n": -0.1, "0": -3.0})
+
+
+def test_the_client_renders_the_prompt_and_reads_whole_answers_after_it():
+    server = FakeServer([LEGACY_PROBE, legacy_completion("4", TOP), ENDS, ENDS, ENDS])
     backend = fake_backend(server, prefill="completion", chat_template="chatml", extra_body={"cache_prompt": False})
-    assert backend.capabilities.distribution is True
+    assert backend.capabilities.distribution is True and backend.capabilities.multi_token_candidates is True
     reply = backend.candidate_distribution(SCORE)
-    assert server.paths == ["/v1/completions", "/v1/completions"]  # the probe too: the route scores use
+    assert server.paths == ["/v1/completions"] * 5  # the probe too: the route scores use
     assert server.bodies[1] == {"cache_prompt": False, "model": "judge-7b", "prompt": CHATML_PROMPT,
-                                "max_tokens": 1, "temperature": 0.0, "seed": 0, "logprobs": 20}
+                                "max_tokens": 1, "temperature": 100.0, "seed": 0, "logprobs": 20}
+    # Then after each candidate the server listed, appended to the prefill (" 3" is "3" too).
+    assert [body["prompt"].removeprefix(CHATML_PROMPT) for body in server.bodies[2:]] == [" 3", "4", "5"]
     dist = reply.distribution
-    assert dist.logprobs == {"1": -math.inf, "2": -math.inf, "3": -2.0, "4": -0.9, "5": -1.5}
-    assert dist.covered_mass == pytest.approx(math.exp(-0.9) + math.exp(-1.5) + math.exp(-2.0), rel=1e-12)
-    assert reply.usage.prompt_tokens == 9
+    assert dist.logprobs == {"1": -math.inf, "2": -math.inf, "3": pytest.approx(-2.1), "4": pytest.approx(-1.0),
+                             "5": pytest.approx(-1.6)}
+    assert dist.covered_mass == pytest.approx(math.exp(-1.0) + math.exp(-1.6) + math.exp(-2.1), rel=1e-12)
+    assert dist.whole_answers is True
+    assert reply.usage.prompt_tokens == 9 * 4
     assert backend.fingerprint.settings["chat_template"] == JinjaChatFormat(CHATML).identity
+    assert backend.fingerprint.settings["candidates"] == "whole answer"
+
+
+def test_zero_to_ten_reads_ten_after_one():
+    top = {"1": -0.5, "7": -1.0}
+    server = FakeServer([LEGACY_PROBE, legacy_completion("1", top), legacy_completion("0", {"0": -0.7, "\n": -1.2}),
+                         ENDS, ENDS])
+    backend = fake_backend(server, prefill="completion", chat_template="chatml")
+    request = SCORE.model_copy(update={"candidates": tuple(str(s) for s in range(11))})
+    dist = backend.candidate_distribution(request).distribution
+    assert [body["prompt"].removeprefix(CHATML_PROMPT) for body in server.bodies[2:]] == ["1", "7", "10"]
+    assert dist.logprobs["1"] == pytest.approx(-0.5 - 1.2)  # "1" then the end: not "10"
+    assert dist.logprobs["10"] == pytest.approx(-0.5 - 0.7 - 0.1)
+    assert dist.logprobs["7"] == pytest.approx(-1.0 - 0.1)
+
+
+def test_a_server_that_stops_at_once_is_asked_with_the_next_seed():
+    stopped = legacy_completion("", None, finish="stop")
+    server = FakeServer([LEGACY_PROBE, stopped, legacy_completion("4", {"4": -0.2}), ENDS])
+    backend = fake_backend(server, prefill="completion", chat_template="chatml")
+    dist = backend.candidate_distribution(SCORE).distribution
+    assert [body["seed"] for body in server.bodies[1:]] == [0, 1, 0]
+    assert dist.logprobs["4"] == pytest.approx(-0.3) and backend.capabilities.distribution is True
 
 
 def test_llama_server_shape_and_its_own_template_from_props():
@@ -46,19 +77,19 @@ def test_llama_server_shape_and_its_own_template_from_props():
     props = {"chat_template": template, "bos_token": "<s>", "eos_token": "</s>", "build_info": "b6000"}
     reply = httpx.Response(200, json={"choices": [{"text": "4", "index": 0, "finish_reason": "length",
                                                    "logprobs": {"content": [token("4", TOP)]}}]})
-    server = FakeServer([PROBE_OK, reply], props=props)
+    server = FakeServer([PROBE_OK, reply, ENDS, ENDS, ENDS], props=props)
     backend = fake_backend(server, prefill="completion")
     assert backend.capabilities.distribution is True
     dist = backend.candidate_distribution(SCORE).distribution
     # no "<s>": the server adds the BOS token itself when the model's vocabulary asks for it
     assert server.bodies[1]["prompt"] == "[system] Grade.</s>\n[user] 2+2=4. Score 1-5.</s>\n[assistant] Score: "
-    assert dist.logprobs["4"] == -0.9 and dist.logprobs["3"] == -2.0
+    assert dist.logprobs["4"] == pytest.approx(-1.0) and dist.logprobs["3"] == pytest.approx(-2.1)
 
 
 def test_a_template_file(tmp_path):
     path = tmp_path / "template.jinja"
     path.write_text("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}<assistant>")
-    server = FakeServer([LEGACY_PROBE, legacy_completion("4", TOP)])
+    server = FakeServer([LEGACY_PROBE, legacy_completion("4", TOP), ENDS, ENDS, ENDS])
     backend = fake_backend(server, prefill="completion", chat_template=str(path))
     backend.candidate_distribution(SCORE)
     assert server.bodies[1]["prompt"] == "<system>Grade.<user>2+2=4. Score 1-5.<assistant>Score: "
@@ -90,7 +121,7 @@ def test_no_logprobs_and_no_candidate_at_the_position():
     assert "logprobs is null" in null.capabilities.notes["distribution"]
     server = FakeServer([LEGACY_PROBE, legacy_completion("The", {"The": -0.2, "I": -1.0})])
     backend = fake_backend(server, prefill="completion", chat_template="chatml")
-    with pytest.raises(BackendError, match=r"none of the candidates .* \(right after .*Score: '\); the top"):
+    with pytest.raises(BackendError, match=r"none of the candidates .* at the score position.*\['The', 'I'\]"):
         backend.candidate_distribution(SCORE)
 
 

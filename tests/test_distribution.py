@@ -9,9 +9,13 @@ import pytest
 from localeval.case import TestCase
 from localeval.distribution import (
     CandidateDistribution,
+    ListedTokens,
+    answer_pieces,
     expected_value,
     log_softmax,
     log_sum_exp,
+    number_role,
+    read_whole_answers,
     renormalize,
     scale_to_unit,
     whole_answer_logprobs,
@@ -291,3 +295,73 @@ def test_log_softmax_output_renormalizes_to_the_softmax() -> None:
 def test_log_softmax_rejects_an_empty_sequence() -> None:
     with pytest.raises(ValueError, match="empty"):
         log_softmax([])
+
+
+# --- read_whole_answers: the walk over next-token distributions -------------------------
+
+
+def views(positions: dict[str, dict[str, float]]):
+    """``after`` for read_whole_answers from probabilities by prefix; the prefixes asked are recorded."""
+    asked: list[str] = []
+
+    def after(prefix: str) -> ListedTokens:
+        asked.append(prefix)
+        return ListedTokens({t: math.log(p) for t, p in positions[prefix].items()})
+
+    return after, asked
+
+
+def test_the_counterexample_read_from_next_token_distributions() -> None:
+    after, asked = views({"": {"1": 0.4, "7": 0.5, "3": 0.05, "I": 0.05},
+                          "1": {"0": 0.5, "5": 0.3, "\n": 0.2}, "10": {"/": 1.0}, "7": {"\n": 1.0},
+                          "3": {"": 1.0}})
+    whole = read_whole_answers(tuple(ZERO_TO_TEN), after)
+    assert whole == {**whole_answer_logprobs(STARTS, ENDS), **ABSENT}
+    assert asked == ["", "1", "3", "7", "10"]  # each once, in the candidates' order; "15" is not a candidate: never asked
+
+
+def test_every_way_of_writing_a_candidate_counts() -> None:
+    """"10" as one token or as "1" then "0", and " 10" at the score position: one answer."""
+    after, _ = views({"": {"1": 0.2, "10": 0.3, " 1": 0.1, "3 ": 0.1}, "1": {"0": 0.5, "\n": 0.5},
+                      "10": {"\n": 1.0}, " 1": {"0": 1.0}, " 10": {".": 1.0}, " 10.": {"\n": 1.0}})
+    whole = read_whole_answers(("1", "10", "3"), after)
+    assert math.exp(whole["10"]) == pytest.approx(0.3 + 0.2 * 0.5 + 0.1, rel=1e-12)
+    assert math.exp(whole["1"]) == pytest.approx(0.1, rel=1e-12)  # " 1" never ends: it goes on to " 10"
+    assert math.exp(whole["3"]) == pytest.approx(0.1, rel=1e-12)  # "3 " ends the answer itself
+
+
+def test_a_bare_point_is_a_full_stop_unless_a_digit_follows() -> None:
+    after, asked = views({"": {"3": 1.0}, "3": {".": 0.5, "\n": 0.2, ".5": 0.1, "0": 0.2},
+                          "3.": {"5": 0.4, " It": 0.6}})
+    assert math.exp(read_whole_answers(("3",), after)["3"]) == pytest.approx(0.2 + 0.5 * 0.6, rel=1e-12)
+    assert asked == ["", "3", "3."]
+
+
+def test_a_prefix_with_no_probability_is_never_asked_for() -> None:
+    after, asked = views({"": {"2": 1.0}, "2": {"\n": 1.0}})
+    assert read_whole_answers(("1", "2"), after) == {"1": -math.inf, "2": 0.0}
+    assert asked == ["", "2"]
+
+
+@pytest.mark.parametrize(("text", "role"), [
+    ("0", "continues"), ("05", "continues"), ("0)", "continues"), (".5", "continues"), (".", "point"),
+    (". ", "ends"), (".\n", "ends"), (" 5", "ends"), ("/", "ends"), ("", "ends"), ("a1", "ends"), ("²", "ends"),
+])
+def test_number_roles_of_token_texts(text: str, role: str) -> None:
+    assert number_role(text) == role
+
+
+def test_listed_tokens_sum_tokens_that_print_alike_and_sum_classes() -> None:
+    listed = ListedTokens.summed([("", math.log(0.1)), ("", math.log(0.2)), (".", math.log(0.3)), ("5", math.log(0.4))])
+    assert listed.logprob("") == pytest.approx(math.log(0.3), rel=1e-12)
+    assert listed.logprob("7") == -math.inf
+    assert math.exp(listed.class_logprob("ends")) == pytest.approx(0.3, rel=1e-12)
+    assert math.exp(listed.class_logprob("point")) == pytest.approx(0.3, rel=1e-12)
+    assert math.exp(listed.class_logprob("no_digit")) == pytest.approx(0.6, rel=1e-12)
+
+
+def test_answer_pieces_allow_leading_whitespace_only_at_the_first_token() -> None:
+    texts = ["1", " 1", "10", "3 ", "0", " 0", "\n"]
+    assert answer_pieces(texts, "10", first=True) == [("1", "0"), (" 1", "0"), ("10", "")]
+    assert answer_pieces(texts, "0", first=False) == [("0", "")]
+    assert answer_pieces(texts, "3", first=True) == [("3 ", None)]

@@ -12,7 +12,7 @@ import pytest
 
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
 from localeval.backends.chat import PlainFormat, chat_format_for
-from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions, NumberTokens, json_grammar, log_mass
+from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions, Vocabulary, json_grammar
 from localeval.errors import BackendError, TruncatedOutput
 
 pytestmark = pytest.mark.model
@@ -60,7 +60,8 @@ def reference_whole_answers(backend, path, request) -> dict[str, float]:
     log P(c) from the positions of c's tokens, plus log P(the answer ends | c): the mass after c
     of the tokens that begin neither with a digit nor with "." and a digit, and of a bare "."
     times the mass after it of tokens that do not begin with a digit. The prompt is read cold
-    in n_batch batches, then each continuation as a batch of its own, as the backend does.
+    in n_batch batches, then each continuation in one batch of at least two tokens (the prompt's
+    last token again before a one-token continuation), as the backend does.
     """
     reference = llama_cpp.Llama(model_path=str(path), n_ctx=1024, n_batch=64, logits_all=True, verbose=False)
     texts = [reference.detokenize([t]) for t in range(reference.n_vocab())]
@@ -72,8 +73,8 @@ def reference_whole_answers(backend, path, request) -> dict[str, float]:
 
     def after(prefix: list[int]) -> np.ndarray:
         if prefix:
-            reference.n_tokens = len(prompt)
-            reference.eval(prefix)
+            reference.n_tokens = min(len(prompt), len(prompt) + len(prefix) - 2)
+            reference.eval([*prompt, *prefix][reference.n_tokens:])
         logits = reference.scores[len(prompt) + len(prefix) - 1].astype(np.float64)
         return logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
 
@@ -108,27 +109,35 @@ def test_zero_to_ten_whole_answers_match_an_independent_read_on_both_models(ship
     assert ours.covered_mass == pytest.approx(math.fsum(math.exp(v) for v in reference.values()), rel=1e-4)
 
 
-def test_number_tokens_sort_the_vocabulary(shipped_backend):
-    number = shipped_backend._number_tokens()
-    for piece, ends in (("0", False), ("7", False), (".", False), (" ", True), ("/", True), ("\n", True)):
+def test_the_vocabulary_sorts_tokens_by_what_they_do_to_a_number(shipped_backend):
+    vocabulary = shipped_backend._vocabulary()
+    for piece, ends in (("0", 0.0), ("7", 0.0), (".", 0.0), (" ", 1.0), ("/", 1.0), ("\n", 1.0)):
         (token,) = shipped_backend._llm.tokenize(piece.encode(), add_bos=False, special=False)
-        assert bool(number.ends[token]) is ends, piece
-    assert number.points
-    assert all(shipped_backend._llm.detokenize([p]) == b"." for p in number.points)
+        assert vocabulary.classes["ends"][token] == ends, piece
+    assert all(shipped_backend._llm.detokenize([int(p)]) == b"." for p in vocabulary.ids["."])
+    assert all(len(vocabulary.ids[d]) >= 1 for d in "0123456789")  # gemma has two of each
 
 
-def test_number_tokens_from_plain_texts():
-    number = NumberTokens.from_texts([b"0", b"05", b"0)", b".5", b".", b". ", b".\n", b" 5", b"/", b"", b"a1"])
-    assert number.digit.tolist() == [True, True, True] + [False] * 8
-    assert number.ends.tolist() == [False] * 5 + [True] * 6
-    assert number.points == (4,)
+def test_a_vocabulary_from_plain_texts():
+    vocabulary = Vocabulary.from_texts(["0", "05", " 3", "3", "3 ", ".", "", ""])
+    assert vocabulary.ids[""].tolist() == [6, 7] and vocabulary.ids["3"].tolist() == [3]
+    assert vocabulary.by_core["3"] == (" 3", "3", "3 ")
+    assert vocabulary.classes["ends"].tolist() == [0, 0, 1, 0, 0, 0, 1, 1]
+    assert vocabulary.classes["point"].tolist() == [0, 0, 0, 0, 0, 1, 0, 0]
+    assert vocabulary.classes["no_digit"].tolist() == [0, 0, 1, 0, 0, 1, 1, 1]
 
 
-def test_log_mass_on_plain_numbers():
-    logprobs = np.log(np.array([0.5, 0.3, 0.2]))
-    assert log_mass(logprobs, np.array([True, False, True])) == pytest.approx(math.log(0.7), rel=1e-12)
-    assert log_mass(logprobs, np.array([False, False, False])) == -math.inf
-    assert log_mass(np.array([-1000.0, -1000.0]), np.array([True, True])) == pytest.approx(-1000 + math.log(2))
+def test_a_top_k_view_reads_what_a_server_capped_at_k_would(llama_backend, default_model):
+    """top_logprobs = k counts only the k most likely tokens at each position: a lower covered mass."""
+    spec, path = default_model
+    capped = LlamaCppBackend(path, spec, LlamaCppOptions(top_logprobs=20))
+    assert capped.capabilities.max_top_logprobs == 20 and capped.fingerprint.settings["top_logprobs"] == 20
+    request = score_request(candidates=tuple(str(s) for s in range(11)))
+    few = capped.candidate_distribution(request).distribution
+    capped.close()
+    full = llama_backend.candidate_distribution(request).distribution
+    assert few.covered_mass < full.covered_mass
+    assert all(few.logprobs[c] <= full.logprobs[c] + 1e-9 for c in request.candidates)
 
 
 def test_the_score_position_follows_the_prefill_space(llama_backend):

@@ -10,12 +10,14 @@ from localeval.backends.base import Message
 from localeval.backends.scan import (
     ScoredToken,
     candidate_logprobs,
+    position_capabilities,
     prefill_grammar,
     prefill_instruction,
     prefill_messages,
     read_distribution,
     require_single_characters,
     score_position,
+    whole_answer_distribution,
 )
 from localeval.errors import BackendError, CandidateError
 
@@ -144,10 +146,95 @@ def test_no_candidate_in_the_top_k_is_an_error_naming_what_was_there():
         read_distribution(stream, "Score: ", DIGITS)
 
 
-def test_only_single_character_candidates_are_accepted():
-    require_single_characters(DIGITS, "ollama")
-    with pytest.raises(CandidateError, match=r"single-character candidates only, got \['10'\]"):
-        require_single_characters(("9", "10"), "ollama")
+def test_only_single_character_candidates_are_accepted_where_one_position_is_read():
+    require_single_characters(DIGITS, "vllm", "grammar")
+    with pytest.raises(CandidateError, match=r"'instruction' prefill scores single-character candidates only, "
+                                             r"got \['10'\].*use the 'continue' or 'completion' prefill"):
+        require_single_characters(("9", "10"), "vllm", "instruction")
+
+
+def test_capabilities_say_where_whole_answers_and_multi_token_candidates_are_read():
+    for mode, whole in (("continue", True), ("completion", True), ("grammar", False), ("instruction", False)):
+        caps = position_capabilities({}, 20, 1, mode)
+        assert caps.multi_token_candidates is whole
+        assert ("top 20 alternatives" if whole else "single-character") in caps.notes["multi_token_candidates"]
+
+
+# -- whole answers through continuation requests (scripted servers) --------------------------
+
+
+def scripted_server(positions: dict[str, dict[str, float]], stops: int = 0):
+    """``first_token`` for :func:`whole_answer_distribution`: each prefix's alternatives (probabilities);
+    the first ``stops`` calls the server stops at once. The prefixes asked are recorded."""
+    asked: list[tuple[str, int]] = []
+
+    def first_token(prefix: str, seed: int) -> ScoredToken | None:
+        asked.append((prefix, seed))
+        if len(asked) <= stops:
+            return None
+        top = tuple((t, math.log(p)) for t, p in positions[prefix].items())
+        return ScoredToken("~", -20.0, top)  # the drawn token, not among the alternatives
+
+    return first_token, asked
+
+
+ZERO_TO_TEN = {str(s): float(s) for s in range(11)}
+
+
+def test_the_counterexample_over_http_scores_6_904():
+    """Issue 13's counterexample as a server would give it: "15" is not a candidate and is not "1"."""
+    first_token, asked = scripted_server({
+        "": {"1": 0.4, "7": 0.5, "3": 0.05, " I": 0.05},
+        "1": {"0": 0.5, "5": 0.3, "\n": 0.2}, "10": {"\n": 1.0}, "7": {"\n": 1.0}, "3": {"\n": 1.0},
+    })
+    dist, requests = whole_answer_distribution(tuple(ZERO_TO_TEN), first_token, 20)
+    assert dist.whole_answers is True
+    assert dist.expected_value(ZERO_TO_TEN) == pytest.approx(5.73 / 0.83, rel=1e-12)
+    assert round(dist.expected_value(ZERO_TO_TEN), 3) == 6.904
+    assert dist.covered_mass == pytest.approx(0.83, rel=1e-12)
+    # The score position, then after each candidate with a probability: "1", "10", "3", "7". Nothing else.
+    assert (requests, sorted(p for p, _ in asked)) == (5, ["", "1", "10", "3", "7"])
+
+
+def test_token_variants_of_one_answer_are_summed_over_http():
+    first_token, _ = scripted_server({"": {"3": 0.3, " 3": 0.3, "4": 0.4},
+                                      "3": {"\n": 1.0}, " 3": {"\n": 1.0}, "4": {"\n": 1.0}})
+    dist, _ = whole_answer_distribution(("3", "4"), first_token, 20)
+    assert dist.expected_value({"3": 3.0, "4": 4.0}) == pytest.approx(3.4, rel=1e-12)
+
+
+def test_a_full_stop_ends_the_answer_and_a_decimal_point_does_not():
+    first_token, asked = scripted_server({"": {"3": 1.0}, "3": {".": 0.5, "\n": 0.5}, "3.": {"5": 0.4, " It": 0.6}})
+    dist, _ = whole_answer_distribution(("3",), first_token, 20)
+    assert dist.covered_mass == pytest.approx(0.5 + 0.5 * 0.6, rel=1e-12)
+    assert [p for p, _ in asked] == ["", "3", "3."]
+
+
+def test_only_the_top_k_alternatives_count_and_what_is_unseen_lowers_the_covered_mass():
+    """A server that appends the drawn token to its list (llama-cpp-python) has it dropped beyond k."""
+    first_token, _ = scripted_server({"": {"3": 0.5, "4": 0.3, "5": 0.01}, "3": {"\n": 0.6, "0": 0.2, "!": 0.1},
+                                      "4": {"\n": 0.9}})
+    dist, _ = whole_answer_distribution(("3", "4", "5"), first_token, 2)
+    assert dist.logprobs == {"3": pytest.approx(math.log(0.5 * 0.6)), "4": pytest.approx(math.log(0.3 * 0.9)),
+                             "5": -math.inf}
+    assert dist.covered_mass == pytest.approx(0.57, rel=1e-12)
+
+
+def test_a_server_that_stops_at_once_is_asked_again_with_the_next_seed():
+    positions = {"": {"3": 1.0}, "3": {"\n": 1.0}}
+    first_token, asked = scripted_server(positions, stops=2)
+    dist, requests = whole_answer_distribution(("3",), first_token, 20)
+    assert dist.covered_mass == pytest.approx(1.0) and requests == 2
+    assert asked == [("", 0), ("", 1), ("", 2), ("3", 0)]
+    always, _ = scripted_server(positions, stops=99)
+    with pytest.raises(BackendError, match=r"stopped at once 3 times after the prefill \+ ''"):
+        whole_answer_distribution(("3",), always, 20)
+
+
+def test_no_candidate_that_ends_is_an_error_naming_the_top_tokens():
+    first_token, _ = scripted_server({"": {"N": 0.9, "1": 0.1}, "1": {"0": 1.0}})
+    with pytest.raises(BackendError, match=r"none of the candidates \['1', '2'\].*\['N', '1'\]"):
+        whole_answer_distribution(("1", "2"), first_token, 20)
 
 
 MESSAGES = (Message(role="system", content="Be strict."), Message(role="user", content="Rate it."))

@@ -53,9 +53,10 @@ class DistributionRequest(BaseModel):
     Candidates may be several tokens long and may begin one another ("1" and
     "10"). A backend that can see past the candidate gives each the probability
     of being the *whole* answer, P(c) · P(the answer ends | c), so "1" holds
-    neither "10" nor "15" (see :func:`localeval.distribution.whole_answer_logprobs`;
-    the in-process backend). One that reads a single position gives P(the reply
-    starts with c) (HTTP backends). ``CandidateDistribution.whole_answers`` says which.
+    neither "10" nor "15" (:func:`localeval.distribution.read_whole_answers`:
+    in-process, and over HTTP in the ``continue`` and ``completion`` prefill modes).
+    One that reads a single position gives P(the reply starts with c) (the
+    ``grammar`` and ``instruction`` modes). ``CandidateDistribution.whole_answers`` says which.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -78,6 +79,12 @@ class Usage(BaseModel):
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+
+def summed(usages: list[Usage]) -> Usage:
+    """What several calls cost together (a distribution read through several requests)."""
+    return Usage(prompt_tokens=sum(u.prompt_tokens for u in usages),
+                 completion_tokens=sum(u.completion_tokens for u in usages))
 
 
 class JsonReply(BaseModel):

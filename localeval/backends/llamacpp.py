@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,15 @@ from localeval.backends.chat import ChatFormat, chat_format_for
 from localeval.backends.options import LlamaCppOptions
 from localeval.backends.schema import bound_arrays, checked_reply
 from localeval.catalog import ModelSpec, file_sha256
-from localeval.distribution import log_sum_exp, renormalize, whole_answer_logprobs
+from localeval.distribution import (
+    ListedTokens,
+    NextTokens,
+    TokenClass,
+    in_class,
+    log_sum_exp,
+    read_whole_answers,
+    renormalize,
+)
 from localeval.errors import BackendError, BackendUnavailable, CandidateError
 
 #: JSON's string character. llama-cpp-python's own rule (``[^"\\\\] | ...``) lets a raw control
@@ -47,38 +55,74 @@ def json_grammar(schema: dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class NumberTokens:
-    """Which vocabulary tokens carry on a number they follow ("1" → "10", "1.5"), by each token's text.
+class Vocabulary:
+    """A model's token texts, indexed for reading whole answers (read once per model).
 
-    After "1" the number goes on with a token that begins with a digit ("0",
-    "05", "0)") or with a point and a digit (".5"). A bare "." may be a decimal
-    point or a full stop ("Score: 3."), so it is neither: the token after it
-    decides (see ``LlamaCppBackend._score_candidates``). Everything else ends
-    the number: a space, " 5", "/", ",", ". ", a newline, the end of text.
-    Texts are each token's own, as llama.cpp spells it, leading space included.
+    Texts are as a server reports them: the token's bytes as UTF-8, an
+    incomplete character dropped, special tokens empty (they end an answer).
     """
 
-    digit: np.ndarray  # mask: begins with a digit
-    ends: np.ndarray  # mask: ends a number it follows
-    points: tuple[int, ...]  # ids of the tokens that are exactly "."
+    text_of: tuple[str, ...]  # each token's text, by id
+    ids: dict[str, np.ndarray]  # token ids by text
+    by_core: dict[str, tuple[str, ...]]  # texts by their whitespace-stripped core
+    classes: dict[TokenClass, np.ndarray]  # float masks (1.0 in the class), for one dot product each
 
     @classmethod
-    def from_texts(cls, texts: Sequence[bytes]) -> NumberTokens:
-        digit = np.array([t[:1].isdigit() for t in texts], dtype=bool)
-        point_digit = np.array([t[:1] == b"." and t[1:2].isdigit() for t in texts], dtype=bool)
-        bare = np.array([t == b"." for t in texts], dtype=bool)
-        return cls(digit=digit, ends=~(digit | point_digit | bare), points=tuple(int(i) for i in np.flatnonzero(bare)))
+    def from_texts(cls, texts: Sequence[str]) -> Vocabulary:
+        ids: dict[str, list[int]] = {}
+        for token, text in enumerate(texts):
+            ids.setdefault(text, []).append(token)
+        by_core: dict[str, list[str]] = {}
+        for text in ids:
+            if text.strip():
+                by_core.setdefault(text.strip(), []).append(text)
+        classes: dict[TokenClass, np.ndarray] = {
+            name: np.array([in_class(t, name) for t in texts], dtype=np.float64)
+            for name in ("ends", "point", "no_digit")
+        }
+        return cls(
+            text_of=tuple(texts),
+            ids={t: np.array(i, dtype=np.intp) for t, i in ids.items()},
+            by_core={core: tuple(found) for core, found in by_core.items()},
+            classes=classes,
+        )
 
 
-def log_mass(logprobs: np.ndarray, mask: np.ndarray) -> float:
-    """log Σ exp(logprobs[mask]): the log-probability of the tokens ``mask`` selects, computed stably."""
-    chosen = logprobs[mask]
-    if chosen.size == 0:
-        return -math.inf
-    top = float(chosen.max())
-    if top == -math.inf:
-        return -math.inf
-    return top + math.log(float(np.exp(chosen - top).sum()))
+class VocabularyTokens:
+    """The next-token distribution over the whole vocabulary at one position (a ``NextTokens``).
+
+    Kept as logits and their log-normalizer: a token's log-probability is one
+    subtraction, a class's mass one dot product — no log-softmax array per position.
+    """
+
+    def __init__(self, logits: np.ndarray, vocabulary: Vocabulary) -> None:
+        self._logits = logits.astype(np.float64)
+        top = float(self._logits.max())
+        self._probabilities = np.exp(self._logits - top)
+        total = float(self._probabilities.sum())
+        self._log_total = top + math.log(total)
+        self._probabilities /= total
+        self._vocabulary = vocabulary
+
+    def texts(self, answer: str) -> Iterable[str]:
+        by_core = self._vocabulary.by_core
+        return [text for end in range(1, len(answer) + 1) for text in by_core.get(answer[:end], ())]
+
+    def logprob(self, text: str) -> float:
+        ids = self._vocabulary.ids.get(text)
+        if ids is None:
+            return -math.inf
+        return log_sum_exp((self._logits[ids] - self._log_total).tolist())
+
+    def class_logprob(self, token_class: TokenClass) -> float:
+        mass = float(self._probabilities @ self._vocabulary.classes[token_class])
+        return math.log(mass) if mass > 0.0 else -math.inf
+
+    def top(self, k: int) -> ListedTokens:
+        """The k most likely tokens only, as a server capped at k lists them."""
+        chosen = np.argpartition(-self._logits, k - 1)[:k] if k < self._logits.size else np.arange(self._logits.size)
+        return ListedTokens.summed((self._vocabulary.text_of[int(i)], float(self._logits[i] - self._log_total))
+                                   for i in chosen)
 
 
 class LlamaCppBackend:
@@ -110,7 +154,7 @@ class LlamaCppBackend:
         self._llama_cpp = llama_cpp
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
-        self._numbers: NumberTokens | None = None
+        self._vocab: Vocabulary | None = None
         self._format = self._chat_format()
         self._fingerprint = Fingerprint(
             kind="llama.cpp",
@@ -123,13 +167,15 @@ class LlamaCppBackend:
                 # What a candidate's probability is: a cache filled before it was the
                 # whole answer's (P(c) · P(end | c)) must not answer for it.
                 "candidates": "whole answer",
+                "top_logprobs": self.options.top_logprobs,
             },
         )
 
     @property
     def capabilities(self) -> Capabilities:
         return Capabilities(
-            json_schema=True, distribution=True, multi_token_candidates=True, max_top_logprobs=None
+            json_schema=True, distribution=True, multi_token_candidates=True,
+            max_top_logprobs=self.options.top_logprobs,
         )
 
     @property
@@ -176,79 +222,57 @@ class LlamaCppBackend:
 
     def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
         prompt = self._format.render(request.messages, request.prefill)
-        candidates = {c: self._candidate_tokens(c) for c in request.candidates}
-        longest = max(len(t) for t in candidates.values())
-        tokens = self._prompt_tokens(prompt, longest)
+        longest = max(len(self._candidate_tokens(c)) for c in request.candidates)
+        tokens = self._prompt_tokens(prompt, longest + 2)  # room for the candidate, "." and one more
+        positions: list[str] = []
+
+        def after(prefix: str) -> NextTokens:
+            positions.append(prefix)
+            view = VocabularyTokens(self._logits_after(tokens, prompt, prefix), self._vocabulary())
+            return view if self.options.top_logprobs is None else view.top(self.options.top_logprobs)
+
         with self._lock:
-            logprobs, ends, extra = self._score_candidates(tokens, candidates)
+            logprobs = read_whole_answers(request.candidates, after)
         return DistributionReply(
-            distribution=renormalize(whole_answer_logprobs(logprobs, ends), whole_answers=True),
-            usage=Usage(prompt_tokens=len(tokens), completion_tokens=extra),
+            distribution=renormalize(logprobs, whole_answers=True),
+            usage=Usage(prompt_tokens=len(tokens), completion_tokens=len(positions) - 1),
         )
 
-    def _score_candidates(
-        self, prompt: list[int], candidates: Mapping[str, list[int]]
-    ) -> tuple[dict[str, float], dict[str, float], int]:
-        """Each candidate's exact sequence log-probability and log P(the answer ends | candidate).
+    def _logits_after(self, prompt_tokens: list[int], prompt: str, prefix: str) -> np.ndarray:
+        """The logits after the prompt and then ``prefix`` (text the reply writes): one forward pass.
 
-        Both come from the next-token distributions after the prompt and after
-        each prefix of each candidate, and after each candidate followed by a bare
-        "." (decimal point or full stop?): one forward pass per distinct prefix
-        ("1" and "10" share the pass after "1"). The prompt is read once; each
-        prefix is then read on top of it as a batch of its own, so a pass costs
-        its few tokens, not the prompt's tail again. The third value is the
-        number of those passes.
+        The prompt is read first (``prefix`` ""), aligned to n_batch. A prefix is
+        tokenized with the prompt, as a server tokenizes the prompt it is sent,
+        and read on top of the prompt as one batch of at least two tokens (the
+        prompt's last token again, for a one-token prefix): llama.cpp computes a
+        batch of one token another way, and its logits differ from a read of the
+        same text in a longer batch by up to 0.1 in log-probability (measured,
+        SmolLM2 Q4_1), where batches of two tokens or more agree within 1e-6 — as
+        a server's read of the whole text does. A pass so costs two or three
+        tokens, and the numbers never depend on which prefixes were read before.
+        Should the prefix merge with the prompt's last token (no shipped
+        tokenizer does that with digits), the whole text is read afresh.
         """
-        number = self._number_tokens()
-        after: dict[tuple[int, ...], np.ndarray] = {(): self._next_logprobs(prompt)}
-
-        def next_logprobs(prefix: list[int]) -> np.ndarray:
-            key = tuple(prefix)
-            if key not in after:
-                after[key] = self._logprobs_after_prompt(len(prompt), prefix)
-            return after[key]
-
-        logprobs: dict[str, float] = {}
-        ends: dict[str, float] = {}
-        for text, toks in candidates.items():
-            logprobs[text] = sum(float(next_logprobs(toks[:i])[toks[i]]) for i in range(len(toks)))
-            nxt = next_logprobs(toks)
-            # After a bare ".", the number goes on only if a digit follows: "3.5" but "3. It".
-            points = [float(nxt[p]) + log_mass(next_logprobs([*toks, p]), ~number.digit) for p in number.points]
-            ends[text] = log_sum_exp([log_mass(nxt, number.ends), *points])
-        return logprobs, ends, len(after) - 1
-
-    def _number_tokens(self) -> NumberTokens:
-        """The vocabulary sorted by what each token does to a number it follows; read once per model."""
-        if self._numbers is None:
-            texts = [self._llm.detokenize([t], special=False) for t in range(self._llm.n_vocab())]
-            self._numbers = NumberTokens.from_texts(texts)
-        return self._numbers
-
-    def _next_logprobs(self, tokens: list[int]) -> np.ndarray:
-        """Log-probabilities of every vocabulary token after ``tokens``: one forward pass."""
-        self._read_prompt(tokens)
-        return self._current_logprobs()
-
-    def _logprobs_after_prompt(self, prompt_length: int, prefix: list[int]) -> np.ndarray:
-        """Log-probabilities of the next token after the prompt just read and then ``prefix``.
-
-        The context must hold the prompt (``_next_logprobs``) and maybe an earlier
-        prefix: that prefix is dropped and ``prefix`` read as one batch after the
-        prompt. The numbers depend only on the prompt and the prefix, never on
-        which prefixes were read before.
-        """
-        self._llm.n_tokens = prompt_length  # eval() drops the previous prefix's KV cells
-        self._llm.eval(prefix)
-        return self._current_logprobs()
-
-    def _current_logprobs(self) -> np.ndarray:
-        """Log-softmax of the logits at the last token read, in float64."""
+        if not prefix:
+            self._read_prompt(prompt_tokens)
+        else:
+            tokens = self._prompt_tokens(prompt + prefix, 0)
+            start = min(len(prompt_tokens), len(tokens) - 2)
+            if tokens[: len(prompt_tokens)] == prompt_tokens and start > 0:
+                self._llm.n_tokens = start  # eval() drops the KV cells from here on
+                self._llm.eval(tokens[start:])
+            else:
+                self._read_prompt(tokens)
         pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
-        logits = np.ctypeslib.as_array(pointer, shape=(self._llm.n_vocab(),)).astype(np.float64)
-        top = logits.max()
-        logprobs: np.ndarray = logits - (top + np.log(np.exp(logits - top).sum()))
-        return logprobs
+        return np.ctypeslib.as_array(pointer, shape=(self._llm.n_vocab(),)).copy()
+
+    def _vocabulary(self) -> Vocabulary:
+        """The vocabulary's texts, indexed; read once per model."""
+        if self._vocab is None:
+            texts = [self._llm.detokenize([t], special=False).decode("utf-8", errors="ignore")
+                     for t in range(self._llm.n_vocab())]
+            self._vocab = Vocabulary.from_texts(texts)
+        return self._vocab
 
     def _read_prompt(self, tokens: list[int]) -> None:
         """Bring the context to exactly ``tokens``, reusing the cached prefix where it can.

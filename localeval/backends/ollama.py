@@ -17,8 +17,9 @@ through the client's typed lower-level ``Client._request`` (private, hence the
 JSON generation passes the schema as ``format``. Score distributions send the
 prefill as a final assistant message, which Ollama continues (the model reads
 exactly what the in-process backend reads), and read ``logprobs`` /
-``top_logprobs`` (Ollama 0.12.11 and later; client 0.6.3 sends them)
-at the score position.
+``top_logprobs`` (Ollama 0.12.11 and later; client 0.6.3 sends them) of the
+one token generated: at the score position, and after each prefix of a
+candidate appended to the prefill (whole answers: :mod:`localeval.backends.scan`).
 """
 
 from __future__ import annotations
@@ -44,15 +45,16 @@ from localeval.backends.base import (
     JsonReply,
     JsonRequest,
     Usage,
+    summed,
 )
 from localeval.backends.http import HttpStatusError, RequestPolicy, display_url
 from localeval.backends.options import OLLAMA_HOST, HttpOptions, OllamaOptions
 from localeval.backends.scan import (
+    READ_TEMPERATURE,
     ScoredToken,
     position_capabilities,
     prefill_messages,
-    read_distribution,
-    require_single_characters,
+    whole_answer_distribution,
 )
 from localeval.backends.schema import bound_arrays, checked_reply
 from localeval.errors import BackendError, BackendUnavailable, first_problem
@@ -186,7 +188,8 @@ class OllamaBackend:
 
     @property
     def capabilities(self) -> Capabilities:
-        return position_capabilities(self._notes, self.options.top_logprobs, self.options.max_concurrency)
+        return position_capabilities(self._notes, self.options.top_logprobs, self.options.max_concurrency,
+                                     "continue")
 
     @property
     def fingerprint(self) -> Fingerprint:
@@ -206,22 +209,28 @@ class OllamaBackend:
         return checked_reply(text, schema, finish, _usage(reply), request.max_tokens)
 
     def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
-        require_single_characters(request.candidates, self.kind)
         shown = self._ollama.shown_url
         if "distribution" in self._notes:
             raise BackendError(f"{shown}: no log-probabilities: {self._notes['distribution']}")
-        reply = self._chat(
-            prefill_messages(request.messages, request.prefill, "continue"),
-            self._sampling(0.0, 0, self.options.scan_tokens),
-            logprobs=True,
-            top_logprobs=self.options.top_logprobs,
-        )
-        if not reply.logprobs:
-            self._notes["distribution"] = "the server returned no log-probabilities (Ollama < 0.12.11?)"
-            raise BackendError(f"{shown}: {self._notes['distribution']}")
-        tokens = [ScoredToken.from_json(item.model_dump()) for item in reply.logprobs]
-        distribution = read_distribution(tokens, request.prefill, request.candidates, preceding=request.prefill)
-        return DistributionReply(distribution=distribution, usage=_usage(reply))
+        usages: list[Usage] = []
+
+        def first_token(prefix: str, seed: int) -> ScoredToken | None:
+            reply = self._chat(
+                prefill_messages(request.messages, request.prefill + prefix, "continue"),
+                self._sampling(READ_TEMPERATURE, seed, 1),
+                logprobs=True,
+                top_logprobs=self.options.top_logprobs,
+            )
+            usages.append(_usage(reply))
+            if not reply.logprobs and reply.done_reason == "stop" and not reply.message.content:
+                return None  # it drew an end-of-generation token: Ollama lists nothing for it
+            if not reply.logprobs:
+                self._notes["distribution"] = "the server returned no log-probabilities (Ollama < 0.12.11?)"
+                raise BackendError(f"{shown}: {self._notes['distribution']}")
+            return ScoredToken.from_json(reply.logprobs[0].model_dump())
+
+        distribution, _ = whole_answer_distribution(request.candidates, first_token, self.options.top_logprobs)
+        return DistributionReply(distribution=distribution, usage=summed(usages))
 
     def _chat(
         self,
@@ -284,6 +293,9 @@ class OllamaBackend:
                 "num_ctx": self.options.num_ctx,
                 "top_logprobs": self.options.top_logprobs,
                 "max_items": self.options.max_items,
+                # What a candidate's probability is: a cache filled when one position was read
+                # (P(the reply starts with c)) must not answer for whole answers.
+                "candidates": "whole answer",
             },
         )
 

@@ -32,6 +32,8 @@ from localeval.backends.base import (
     Fingerprint,
     JsonReply,
     JsonRequest,
+    Usage,
+    summed,
 )
 from localeval.backends.chat import JinjaChatFormat
 from localeval.backends.completions import (
@@ -50,14 +52,16 @@ from localeval.backends.openai_shapes import (
 )
 from localeval.backends.options import OpenAICompatOptions
 from localeval.backends.scan import (
+    APPENDABLE,
+    READ_TEMPERATURE,
     PrefillMode,
     ScoredToken,
-    distribution_at,
     position_capabilities,
     prefill_grammar,
     prefill_messages,
     read_distribution,
     require_single_characters,
+    whole_answer_distribution,
 )
 from localeval.backends.schema import bound_arrays, checked_reply
 from localeval.catalog import file_sha256
@@ -114,7 +118,8 @@ class OpenAICompatBackend:
     def capabilities(self) -> Capabilities:
         """What the server supports; log-probabilities are probed once, on first access."""
         self._probe_logprobs()
-        return position_capabilities(self._notes, self.options.top_logprobs, self.options.max_concurrency)
+        return position_capabilities(self._notes, self.options.top_logprobs, self.options.max_concurrency,
+                                     self.options.prefill)
 
     @property
     def fingerprint(self) -> Fingerprint:
@@ -159,19 +164,29 @@ class OpenAICompatBackend:
     # -- Candidate distributions -------------------------------------------------------
 
     def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
-        require_single_characters(request.candidates, self.kind)
+        mode = self.options.prefill
+        if mode not in APPENDABLE:
+            require_single_characters(request.candidates, self.kind, mode)
         if not self.capabilities.distribution:
             raise BackendError(f"{self._http.shown_url}: no log-probabilities: {self._notes['distribution']}")
-        if self._format is not None:
-            return self._completion_distribution(request, self._format)
-        return self._chat_distribution(request, self.options.prefill)
+        if mode not in APPENDABLE:
+            return self._chat_distribution(request, mode)
+        usages: list[Usage] = []
+
+        def first_token(prefix: str, seed: int) -> ScoredToken | None:
+            tokens, usage = self._first_token(request, request.prefill + prefix, seed)
+            usages.append(usage)
+            return tokens
+
+        distribution, _ = whole_answer_distribution(request.candidates, first_token, self.options.top_logprobs)
+        return DistributionReply(distribution=distribution, usage=summed(usages))
 
     def _chat_distribution(self, request: DistributionRequest, mode: PrefillMode) -> DistributionReply:
         """Generate a few tokens after the prefill and scan them for the score position."""
         body: dict[str, Any] = {
             "model": self.model,
             "messages": prefill_messages(request.messages, request.prefill, mode),
-            "max_tokens": self.options.scan_tokens + (0 if mode == "continue" else len(request.prefill)),
+            "max_tokens": self.options.scan_tokens + len(request.prefill),
             "temperature": 0.0,
             "seed": 0,
             "logprobs": True,
@@ -179,22 +194,39 @@ class OpenAICompatBackend:
         }
         if mode == "grammar":
             body["grammar"] = prefill_grammar(request.prefill, request.candidates)
-        if mode == "continue" and request.prefill:
+        reply = self._post(body)
+        tokens = self._scored_tokens(chat_tokens(self._choice(reply)))
+        distribution = read_distribution(tokens, request.prefill, request.candidates)
+        return DistributionReply(distribution=distribution, usage=reply_usage(reply))
+
+    def _first_token(self, request: DistributionRequest, prefill: str, seed: int) -> tuple[ScoredToken | None, Usage]:
+        """One token drawn after ``prefill``, with its top alternatives; None if the server stopped at once."""
+        if self._format is not None:  # the completion prefill: a raw prompt ending with the prefill
+            prompt = render_prompt(self._format, request.messages, prefill)
+            body = {**completion_body(self.model, prompt, self.options.top_logprobs),
+                    "temperature": READ_TEMPERATURE, "seed": seed}
+            reply = self._post(body, path="/completions")
+            choice = self._choice(reply)
+            return self._first_or_stop(completion_tokens(choice), choice), reply_usage(reply)
+        body = {
+            "model": self.model,
+            "messages": prefill_messages(request.messages, prefill, "continue"),
+            "max_tokens": 1, "temperature": READ_TEMPERATURE, "seed": seed,
+            "logprobs": True, "top_logprobs": self.options.top_logprobs,
+        }
+        if prefill:
             # vLLM's switches; llama-server and Ollama continue a final assistant message anyway.
             body.update(continue_final_message=True, add_generation_prompt=False)
         reply = self._post(body)
-        tokens = self._scored_tokens(chat_tokens(self._choice(reply)))
-        preceding = request.prefill if mode == "continue" else ""
-        distribution = read_distribution(tokens, request.prefill, request.candidates, preceding)
-        return DistributionReply(distribution=distribution, usage=reply_usage(reply))
+        choice = self._choice(reply)
+        return self._first_or_stop(chat_tokens(choice), choice), reply_usage(reply)
 
-    def _completion_distribution(self, request: DistributionRequest, chat: JinjaChatFormat) -> DistributionReply:
-        """The first position after a client-rendered prompt that ends with the prefill."""
-        prompt = render_prompt(chat, request.messages, request.prefill)
-        reply = self._post(completion_body(self.model, prompt, self.options.top_logprobs), path="/completions")
-        tokens = self._scored_tokens(completion_tokens(self._choice(reply)))
-        distribution = distribution_at(tokens[0], request.candidates, f"right after {prompt[-60:]!r}")
-        return DistributionReply(distribution=distribution, usage=reply_usage(reply))
+    def _first_or_stop(self, tokens: list[ScoredToken] | None, choice: dict[str, Any]) -> ScoredToken | None:
+        """The first token; None when the server stopped before writing one (no alternatives then)."""
+        text = choice["text"] if "text" in choice else (choice.get("message") or {}).get("content")
+        if not tokens and not text and choice.get("finish_reason") == "stop":
+            return None
+        return self._scored_tokens(tokens)[0]
 
     def _scored_tokens(self, tokens: list[ScoredToken] | None) -> list[ScoredToken]:
         if not tokens:
@@ -251,6 +283,9 @@ class OpenAICompatBackend:
                 "base_url": self._http.shown_url,
                 "structured_output": self.options.structured_output,
                 "prefill": self.options.prefill,
+                # What a candidate's probability is (scan.py): a cache filled when the
+                # continue/completion modes read one position must not answer now.
+                "candidates": "whole answer" if self.options.prefill in APPENDABLE else "reply starts with",
                 "top_logprobs": self.options.top_logprobs,
                 "max_items": self.options.max_items,
                 "extra_body": self.options.extra_body,

@@ -104,6 +104,13 @@ class LlamaCppOptions(BackendOptions):
         ),
     )
     max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
+    top_logprobs: int | None = Field(
+        None, ge=1,
+        description=(
+            "Count only the k most likely tokens at each position, as a server that lists k "
+            "alternatives does (to compare with one); None: the whole vocabulary, exact."
+        ),
+    )
 
     def rebased(self, base: Path) -> Self:
         """A relative model path made relative to ``base``; a model name stays a name."""
@@ -121,7 +128,6 @@ class OllamaOptions(HttpOptions, BackendOptions):
     base_url: str = Field(OLLAMA_HOST, description="Ollama's host.")
     num_ctx: int | None = Field(None, ge=256, description="Context window; the model's default when None.")
     top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per position (Ollama allows 0-20).")
-    scan_tokens: int = Field(8, ge=1, description="Tokens generated after the prefill to reach the score.")
     max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
 
 
@@ -137,7 +143,9 @@ class OpenAICompatOptions(HttpOptions, BackendOptions):
     structured_output: StructuredOutput = Field("auto", description="The response_format dialect.")
     prefill: PrefillMode = Field("instruction", description="How the model is made to write the prefill.")
     top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per position; vLLM caps it at 20.")
-    scan_tokens: int = Field(16, ge=1, description="Tokens generated, beyond the prefill, to reach the score.")
+    scan_tokens: int = Field(
+        16, ge=1, description="grammar/instruction prefill: tokens generated, beyond the prefill, to reach the score."
+    )
     max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
     chat_template: str | None = Field(
         None, description="completion prefill: 'chatml' or the model's Jinja template file; None: the server's."

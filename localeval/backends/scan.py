@@ -21,6 +21,15 @@ prefill (:data:`PrefillMode`):
   model reads what the in-process backend reads, and the first position is the
   score position: no scan.
 
+In the ``continue`` and ``completion`` modes the score position is the first
+token after the prefill, and any text can be appended to the prefill: each
+candidate's probability is that of the *whole* answer, read as the in-process
+backend reads it (:func:`whole_answer_distribution`, one continuation request
+per prefix a candidate needs). In ``grammar`` and ``instruction`` modes the
+model, not the client, writes the prefill, so nothing can be appended: one
+position is read, candidates must be single characters, and each probability is
+that the reply *starts with* the candidate.
+
 The token stream is scanned, never the message text: llama.cpp's server may
 put a code fence in the tokens that the message does not show.
 """
@@ -29,15 +38,23 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from localeval.backends.base import Capabilities, Message
-from localeval.distribution import CandidateDistribution, log_sum_exp, renormalize
+from localeval.distribution import (
+    CandidateDistribution,
+    ListedTokens,
+    log_sum_exp,
+    read_whole_answers,
+    renormalize,
+)
 from localeval.errors import BackendError, CandidateError
 
 PrefillMode = Literal["continue", "grammar", "instruction", "completion"]
+#: The prefill modes in which the client can append text to the prefill, so whole answers can be read.
+APPENDABLE: tuple[PrefillMode, ...] = ("continue", "completion")
 
 
 @dataclass(frozen=True)
@@ -60,32 +77,99 @@ def _logprob(value: Any) -> float:
     return -math.inf if value is None else min(float(value), 0.0)
 
 
-def require_single_characters(candidates: Sequence[str], backend: str) -> None:
-    """Raise :class:`CandidateError` unless every candidate is one character.
+def require_single_characters(candidates: Sequence[str], backend: str, mode: PrefillMode) -> None:
+    """Raise :class:`CandidateError` unless every candidate is one character (``grammar``/``instruction``).
 
-    A server returns one token's alternatives per position, so a candidate must
-    be one token on the server's tokenizer, which the client cannot see. Single
-    characters (the digits 1-9) are one token on every tokenizer in use.
+    In these modes one position is read: a candidate must be one token on the
+    server's tokenizer, which the client cannot see. Single characters (the
+    digits 1-9) are one token on every tokenizer in use.
     """
     long = [c for c in candidates if len(c) != 1]
     if long:
         raise CandidateError(
-            f"the {backend} backend scores single-character candidates only, got {long}: a "
-            "candidate such as '10' is several tokens on many tokenizers and cannot be read "
-            "from one position; use a score range within 0-9, or the in-process llama.cpp backend"
+            f"the {backend} backend's '{mode}' prefill scores single-character candidates only, got "
+            f"{long}: the model writes the prefill itself, so nothing can be appended to read a "
+            "candidate such as '10' token by token; use the 'continue' or 'completion' prefill "
+            "(prefill = ...), a score range within 0-9, or the in-process llama.cpp backend"
         )
 
 
-def position_capabilities(notes: dict[str, str], top_logprobs: int, parallel: int) -> Capabilities:
-    """Capabilities of a server backend that reads a distribution at one token position."""
+def position_capabilities(
+    notes: dict[str, str], top_logprobs: int, parallel: int, mode: PrefillMode
+) -> Capabilities:
+    """Capabilities of a server backend that reads distributions from top log-probabilities."""
+    whole = mode in APPENDABLE
+    limit = (
+        f"whole answers, read from the top {top_logprobs} alternatives at each position: what is not "
+        "among them counts as 0"
+        if whole else f"single-character candidates only: the '{mode}' prefill reads one position"
+    )
     return Capabilities(
         parallel_requests=parallel,
         json_schema=True,
         distribution="distribution" not in notes,
-        multi_token_candidates=False,
+        multi_token_candidates=whole,
         max_top_logprobs=top_logprobs,
-        notes={**notes, "multi_token_candidates": "single-character candidates only (one position is read)"},
+        notes={**notes, "multi_token_candidates": limit},
     )
+
+
+#: The temperature of the one token generated where alternatives are read for whole answers.
+#: Servers report the model's raw log-probabilities, which the temperature does not change
+#: (Ollama, llama.cpp's servers, vLLM's default logprobs_mode). Greedy, the model would often
+#: pick an end-of-generation token (after "Score: 3."), and a server that stops reports no
+#: alternatives for that position (Ollama, llama-cpp-python): drawn from a flat distribution,
+#: that token is one in tens of thousands.
+READ_TEMPERATURE = 100.0
+#: Seeds tried, in order, while the server stops at once (the draw is deterministic per seed).
+READ_SEEDS = (0, 1, 2)
+
+
+def listed_tokens(token: ScoredToken, k: int) -> ListedTokens:
+    """The k most likely alternatives at ``token``'s position; distinct ones with one text summed.
+
+    What a view holds is the server's top k, the same whatever token was drawn:
+    a server that adds the drawn token to its list (llama-cpp-python) has it
+    dropped again unless it is among the k.
+    """
+    return ListedTokens.summed(sorted(token.top, key=lambda pair: -pair[1])[:k])
+
+
+def whole_answer_distribution(
+    candidates: Sequence[str], first_token: Callable[[str, int], ScoredToken | None], k: int
+) -> tuple[CandidateDistribution, int]:
+    """Whole-answer probabilities read through continuation requests; and how many were made.
+
+    ``first_token(prefix, seed)`` asks the server for one token after the
+    prefill with ``prefix`` appended ("" for the score position), drawn at
+    :data:`READ_TEMPERATURE` with ``seed``, and returns it with its top
+    alternatives; None when the server stopped at once and gave none (then the
+    next seed is tried); ``k`` the alternatives asked for. The arithmetic is
+    :func:`localeval.distribution.read_whole_answers`, the in-process backend's
+    own; only what a server does not list differs (it counts as 0, so
+    ``covered_mass`` is a lower bound).
+    """
+    asked: list[ScoredToken] = []
+
+    def after(prefix: str) -> ListedTokens:
+        for seed in READ_SEEDS:
+            token = first_token(prefix, seed)
+            if token is not None:
+                asked.append(token)
+                return listed_tokens(token, k)
+        raise BackendError(
+            f"the server stopped at once {len(READ_SEEDS)} times after the prefill + {prefix!r} "
+            "and listed no alternatives there"
+        )
+
+    logprobs = read_whole_answers(candidates, after)
+    if all(v == -math.inf for v in logprobs.values()):
+        seen = [text for text, _ in sorted(asked[0].top, key=lambda kv: -kv[1])][:10]
+        raise BackendError(
+            f"none of the candidates {list(candidates)} is among the top {len(asked[0].top)} tokens at "
+            f"the score position, or none of them ends there; the top ones were {seen}"
+        )
+    return renormalize(logprobs, whole_answers=True), len(asked)
 
 
 def score_position(tokens: Sequence[ScoredToken], prefill: str, preceding: str = "") -> int | None:
@@ -152,8 +236,8 @@ def distribution_at(token: ScoredToken, candidates: Sequence[str], where: str) -
     ``where`` describes the position for the error raised when no candidate is there.
     Each probability is that the reply *starts with* the candidate (``whole_answers``
     False): the alternatives at one position say nothing about the token after it,
-    so the factor P(the answer ends | c) that the in-process backend applies cannot
-    be read here (issue 13, item 3, adds that request).
+    so the factor P(the answer ends | c) cannot be read here (the ``grammar`` and
+    ``instruction`` modes; the others use :func:`whole_answer_distribution`).
     """
     logprobs = candidate_logprobs(token, candidates)
     if all(v == -math.inf for v in logprobs.values()):
