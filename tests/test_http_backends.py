@@ -485,7 +485,13 @@ def test_backends_check_asks_the_ollama_standin(standin):
 
 
 def test_a_run_through_a_server_keeps_requests_in_flight_and_reports_in_input_order(llama_server, openai_backend):
-    """Three requests at once against the real server: the same results as one at a time."""
+    """Three requests at once against the real server: the results of one at a time, in input order.
+
+    The same within 2e-3, not bit for bit: each score is several requests now (whole answers), and
+    llama-cpp-python's server reuses the previous request's prompt, reading the rest in batches
+    whose split (and so whose logits) depends on which request came before (docs/http-backends.md).
+    Measured: 3e-6 apart on the first case.
+    """
     cases = [TestCase(input=f"What is {n} + {n}?", actual_output=str(2 * n), name=f"sum-{n}") for n in range(6)]
     metric = GEval(name="correct", criteria="The answer is correct.", evaluation_steps=("Check the sum.",),
                    include_reason=False)
@@ -498,4 +504,7 @@ def test_a_run_through_a_server_keeps_requests_in_flight_and_reports_in_input_or
     serial = evaluate(Dataset.from_cases(cases), [metric], openai_backend)
     assert [c.name for c in parallel.cases] == [f"sum-{n}" for n in range(6)]
     scores = [[r.score for r in c.results] for c in parallel.cases]
-    assert None not in scores[0] and scores == [[r.score for r in c.results] for c in serial.cases]
+    one_at_a_time = [[r.score for r in c.results] for c in serial.cases]
+    assert None not in scores[0] and len(scores) == len(one_at_a_time) == 6
+    for got, expected in zip(scores, one_at_a_time, strict=True):
+        assert got == pytest.approx(expected, abs=2e-3)
