@@ -1,0 +1,74 @@
+"""What a G-Eval score costs in-process: positions read and seconds per score, per model and range.
+
+    python benchmarks/score_cost.py [--ranges 1-5,0-10,0-100] [--top-logprobs 20]
+
+The G-Eval test case of tests/test_http_backends.py; each score measured three times after a warm
+run (the prompt read, the vocabulary indexed), median reported. ``positions`` is the number of
+next-token distributions read, the score position included: over HTTP, the requests per case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+from localeval.backends.base import DistributionReply, DistributionRequest
+from localeval.backends.llamacpp import LlamaCppBackend
+from localeval.backends.options import LlamaCppOptions
+from localeval.case import TestCase
+from localeval.catalog import ModelCatalog
+from localeval.metrics import Metric, build_metric
+from localeval.paths import Paths
+
+CASE = TestCase(input="What is the capital of France?", actual_output="Paris is the capital of France.")
+GEVAL = {"criteria": "The answer is correct and complete.", "include_reason": False, "layout": "case_first",
+         "evaluation_steps": ["Check that the answer is correct.", "Check that it is complete."],
+         "min_covered_mass": 0.0}
+
+
+def counted(backend: LlamaCppBackend, metric: Metric) -> int:
+    """Distributions read for one score: the passes after the prompt (the reply's usage), plus the prompt."""
+    replies: list[DistributionReply] = []
+    judge = backend.candidate_distribution
+
+    def recording(request: DistributionRequest) -> DistributionReply:
+        replies.append(judge(request))
+        return replies[-1]
+
+    backend.candidate_distribution = recording  # type: ignore[method-assign]
+    try:
+        metric.measure(CASE, backend)
+    finally:
+        del backend.candidate_distribution
+    return replies[-1].usage.completion_tokens + 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="smollm2-135m-instruct,gemma-3-270m")
+    parser.add_argument("--ranges", default="1-5,0-10")
+    parser.add_argument("--top-logprobs", type=int, default=None)
+    args = parser.parse_args()
+    catalog = ModelCatalog(Paths.from_environ(os.environ).home)
+    for name in args.models.split(","):
+        spec, path = catalog.resolve(name)
+        backend = LlamaCppBackend(path, spec, LlamaCppOptions(top_logprobs=args.top_logprobs))
+        for score_range in args.ranges.split(","):
+            low, high = (int(v) for v in score_range.split("-"))
+            metric = build_metric("geval", {**GEVAL, "score_range": [low, high]})
+            metric.measure(CASE, backend)
+            times = []
+            for _ in range(3):
+                start = time.perf_counter()
+                result = metric.measure(CASE, backend)
+                times.append(time.perf_counter() - start)
+            positions = counted(backend, metric)
+            print(f"{name} {score_range}: score {result.score:.7f} covered {result.details['covered_mass']:.3f} "
+                  f"positions {positions} median {statistics.median(times):.3f} s", flush=True)
+        backend.close()
+
+
+if __name__ == "__main__":
+    main()
