@@ -55,7 +55,15 @@ VERDICT_SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string",
 #: What the scripted server does for each case, in the dataset's order.
 FAULTS = ("ok", "http500", "slow", "truncated", "garbage", "ok")
 TOP = {"4": -0.5, "5": -1.2, "3": -2.0, "2": -4.0}
+#: After a score: the answer ends (the same factor for every score, so the expected score is TOP's).
+AFTER_SCORE = {"\n": -0.1}
 URL = "http://judge.local:8000/v1"
+
+
+def position(body: dict[str, Any]) -> dict[str, float]:
+    """The alternatives at the position a score request asks about: the score position, or after a score."""
+    text = body["prompt"] if "prompt" in body else body["messages"][-1]["content"]
+    return TOP if text.endswith("Score: ") else AFTER_SCORE
 
 
 class VerdictCheck(Metric):
@@ -104,9 +112,10 @@ class ScriptedServer:
             return httpx.Response(200, text="<html><body>502 Bad Gateway</body></html>")
         if "response_format" in body:
             return self._json(fault)
+        top = position(body)
         if request.url.path == "/v1/completions":
-            return legacy_completion("4", TOP)
-        return completion("4", [token("4", TOP)], finish="length")
+            return legacy_completion(next(iter(top)), top)
+        return completion(next(iter(top)), [token(next(iter(top)), top)], finish="length")
 
     @staticmethod
     def _json(fault: str) -> httpx.Response:
@@ -186,7 +195,8 @@ class _SlowHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["Content-Length"])).decode()
         if ":slow]" in body:
             self.owner.release.wait(5.0)
-        reply = legacy_completion("4", TOP)
+        top = position(json.loads(body))
+        reply = legacy_completion(next(iter(top)), top)
         self._send(reply.status_code, reply.json())
 
     def _send(self, status: int, value: Any) -> None:
