@@ -136,11 +136,11 @@ def top20_backend(default_model) -> Iterator[LlamaCppBackend]:
 
 #: Measured (SmolLM2-135M Q4_1) on the test case, whole answers: in-process over the whole
 #: vocabulary, and from the top 20 tokens at each position (what a server lists).
-IN_PROCESS = {(1, 5): 0.6884146182251454, (0, 10): 0.6332160420499454}
-TOP_20 = {(1, 5): 0.7060158401048835, (0, 10): 0.6319948969764002}
+IN_PROCESS = {(1, 5): 0.6884146182251454, (0, 10): 0.6332160420499454, (0, 100): 0.5455432509}
+TOP_20 = {(1, 5): 0.7060158401048835, (0, 10): 0.6319948969764002, (0, 100): 0.5660831188880864}
 
 
-@pytest.mark.parametrize("score_range", [(1, 5), (0, 10)])
+@pytest.mark.parametrize("score_range", [(1, 5), (0, 10), (0, 100)])
 def test_geval_scores_alike_in_process_through_the_standin_and_the_server(
     score_range, openai_backend, ollama_backend, llama_backend, top20_backend
 ):
@@ -151,21 +151,25 @@ def test_geval_scores_alike_in_process_through_the_standin_and_the_server(
     counts what no server lists (the covered mass shows how much). llama-cpp-python's server keys
     its alternatives by text (SmolLM2's special tokens all print as "", and it keeps one value) and
     reuses its last prompt, reading the rest in batches of one token at times (other logits):
-    within 2e-3 of the same, measured.
+    within 2e-3 of the same, measured. On 0-100 (193 requests a case, minutes on a loaded machine)
+    the server is left out.
     """
     metric = build_metric("geval", {**GEVAL, "score_range": list(score_range)})
     routes = (("in-process", llama_backend), ("top 20", top20_backend), ("standin", ollama_backend),
-              ("server", openai_backend))
+              ("server", openai_backend))[: 3 if score_range == (0, 100) else 4]
     results = {name: metric.measure(CASE, backend) for name, backend in routes}
     assert {name: r.error for name, r in results.items()} == dict.fromkeys(results)
     assert all(r.details["method"] == "logprobs" for r in results.values())
     assert results["in-process"].score == pytest.approx(IN_PROCESS[score_range], abs=1e-9)
+    assert results["standin"].details["distribution"].keys() == {str(s) for s in range(score_range[0],
+                                                                                      score_range[1] + 1)}
     assert results["top 20"].score == pytest.approx(TOP_20[score_range], abs=1e-9)
     assert results["standin"].score == pytest.approx(results["top 20"].score, abs=1e-6)
     covered = {name: r.details["covered_mass"] for name, r in results.items()}
     assert covered["standin"] == pytest.approx(covered["top 20"], abs=1e-6)
     assert covered["top 20"] < covered["in-process"]  # what the top 20 do not list is not counted
-    assert results["server"].score == pytest.approx(results["top 20"].score, abs=2e-3)
+    if "server" in results:
+        assert results["server"].score == pytest.approx(results["top 20"].score, abs=2e-3)
 
 
 def test_json_from_the_server_is_the_in_process_json(openai_backend, llama_backend):
