@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from localeval.errors import ConfigError, UnknownMetric, first_problem
+from localeval.metrics.agent import ArgumentCorrectness, TaskCompletion, ToolCorrectness
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.composite import Composite
 from localeval.metrics.custom import metric
@@ -45,7 +46,8 @@ def _identity(cls: type[Metric]) -> str:
 
 
 for _builtin in (Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
-                 ContextualPrecision, ContextualRecall, ContextualRelevancy):
+                 ContextualPrecision, ContextualRecall, ContextualRelevancy,
+                 ToolCorrectness, ArgumentCorrectness, TaskCompletion):
     register_metric(_builtin)
 
 
@@ -75,6 +77,7 @@ def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = 
 __all__ = [
     "DAG",
     "AnswerRelevancy",
+    "ArgumentCorrectness",
     "Composite",
     "ContextualPrecision",
     "ContextualRecall",
@@ -84,6 +87,8 @@ __all__ = [
     "GEval",
     "Hallucination",
     "Metric",
+    "TaskCompletion",
+    "ToolCorrectness",
     "Verdict",
     "build_metric",
     "metric",
