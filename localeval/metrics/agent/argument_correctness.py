@@ -22,8 +22,7 @@ CALL_REASON_CHARS = 200
 def call_verdicts_schema(count: int) -> dict[str, Any]:
     """``{"verdicts": [{"verdict": "yes"|"no", "reason": "..."}, ...]}``: exactly ``count`` of them, in order.
 
-    The verdict comes before its reason, so the grammar makes a small model commit
-    to it first; the reason is bounded so that it has to stop.
+    The verdict is an enum, and the reason is bounded so that a small model has to stop.
     """
     verdict = {
         "type": "object",
@@ -43,8 +42,12 @@ def call_verdicts_schema(count: int) -> dict[str, Any]:
 
 
 def call_verdicts_tokens(count: int) -> int:
-    """Room for ``count`` verdicts with reasons of the longest length, at two characters a token."""
-    return 32 + count * (CALL_REASON_CHARS // 2 + 24)
+    """Room for ``count`` verdicts with reasons of the longest length, at one token a character.
+
+    Digits and escapes cost a token each (or more) for a small model, and a reply cut off by the
+    limit is an error: the budget is a cap, the judge stops when the JSON closes.
+    """
+    return 32 + count * (CALL_REASON_CHARS + 24)
 
 
 class ArgumentCorrectness(JudgedMetric):

@@ -90,7 +90,11 @@ def max_matching(expected_count: int, called_count: int, matches: Matches) -> li
 
 
 def ordered_matching(expected_count: int, called_count: int, matches: Matches) -> list[Pair]:
-    """The longest common subsequence of expected tools and calls under ``matches``, as pairs in order."""
+    """The longest common subsequence of expected tools and calls under ``matches``, as pairs in order.
+
+    Among several longest ones, the earliest expected tools are paired first, each with the earliest
+    call that keeps the length: deterministic evidence of what was matched.
+    """
     # length[i][j]: the longest such subsequence of expected[i:] and called[j:]
     length = [[0] * (called_count + 1) for _ in range(expected_count + 1)]
     for i in range(expected_count - 1, -1, -1):
@@ -105,8 +109,8 @@ def ordered_matching(expected_count: int, called_count: int, matches: Matches) -
         if matches(i, j) and length[i][j] == 1 + length[i + 1][j + 1]:
             pairs.append((i, j))
             i, j = i + 1, j + 1
-        elif length[i + 1][j] >= length[i][j + 1]:
-            i += 1
-        else:
+        elif length[i][j + 1] == length[i][j]:  # skipping this call loses nothing: keep the expected tool
             j += 1
+        else:
+            i += 1
     return pairs

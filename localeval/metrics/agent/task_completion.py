@@ -19,7 +19,7 @@ from localeval.prompts import RenderedPrompt, load_prompt
 #: The completion scale: 1 (not achieved at all) to 5 (fully achieved); each score is one token.
 LOW, HIGH = 1, 5
 SCORES = {str(s): float(s) for s in range(LOW, HIGH + 1)}
-TASK_CHARS, OUTCOME_CHARS = 300, 400
+TASK_CHARS, OUTCOME_CHARS = 200, 300
 
 OUTCOME_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -30,8 +30,9 @@ OUTCOME_SCHEMA: dict[str, Any] = {
     "required": ["task", "outcome"],
     "additionalProperties": False,
 }
-#: Room for the longest task and outcome at two characters a token.
-OUTCOME_TOKENS = 48 + (TASK_CHARS + OUTCOME_CHARS) // 2
+#: Room for the longest task and outcome at one token a character: a small model's digits and escapes
+#: ("\u00d7") cost a token each or more, and a reply cut by the limit is an error, never parsed.
+OUTCOME_TOKENS = 64 + TASK_CHARS + OUTCOME_CHARS
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"score": {"type": "integer", "enum": list(range(LOW, HIGH + 1))}},

@@ -59,6 +59,12 @@ class ToolCorrectness(Metric):
       unexpected call lowers it, and 1.0 means the calls are exactly the expected
       tools (in order, when ordered).
 
+    Evidence in details: ``matched`` (expected index, call index, name),
+    ``missing`` (expected tools no call matches; ``same_name_calls`` when a call
+    of that name differs in what is compared), ``out_of_order`` (ordered only:
+    expected tools whose matching calls came at the wrong place), ``unexpected``
+    (the other calls that stand for no expected tool).
+
     Edge cases: nothing expected and nothing called is 1.0; nothing expected but
     something called is 1.0 with ``subset`` (nothing was required) and 0.0 with
     ``exact``; expected tools but no call is 0.0. ``strict_mode``: 1.0 only for a
@@ -113,11 +119,13 @@ class ToolCorrectness(Metric):
     ) -> dict[str, Any]:
         paired_expected, paired_calls = {e for e, _ in pairs}, {c for _, c in pairs}
         free_calls = [c for c in range(len(called)) if c not in paired_calls]
-        missing, out_of_order = [], []
+        missing, out_of_order, misplaced = [], [], set()
         for e in (e for e in range(len(expected)) if e not in paired_expected):
             item: dict[str, Any] = {"expected": e, "name": expected[e].name}
-            if any(matches(e, c) for c in free_calls):  # a matching call exists, at the wrong place
-                out_of_order.append(item)
+            at = [c for c in free_calls if matches(e, c)]
+            if at:  # matching calls exist, at the wrong place (only when ordered)
+                out_of_order.append({**item, "calls": at})
+                misplaced.update(at)
                 continue
             same_name = [c for c in free_calls if called[c].name == expected[e].name]
             missing.append({**item, **({"same_name_calls": same_name} if same_name else {})})
@@ -127,7 +135,7 @@ class ToolCorrectness(Metric):
             "matched": [{"expected": e, "call": c, "name": expected[e].name} for e, c in pairs],
             "missing": missing,
             **({"out_of_order": out_of_order} if self.ordered else {}),
-            "unexpected": [{"call": c, "name": called[c].name} for c in free_calls],
+            "unexpected": [{"call": c, "name": called[c].name} for c in free_calls if c not in misplaced],
             "match": self.match,
             "ordered": self.ordered,
             "evaluation_params": list(self.evaluation_params),
