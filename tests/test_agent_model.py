@@ -25,8 +25,8 @@ pytestmark = pytest.mark.model
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "agent"
-#: Two tool calls each; the third made SmolLM2 write a 700-character outcome, past an earlier token budget.
-CASES = ("weather-paris", "refund-out-of-order", "sum-extra-search")
+#: Two tool calls; SmolLM2 wrote a 700-character outcome for it, past an earlier token budget.
+CASES = ("sum-extra-search",)
 
 
 def check_argument_correctness(result: MetricResult, calls: int) -> None:
