@@ -10,6 +10,7 @@ from localeval.backends.base import Backend
 from localeval.case import TestCase, ToolCall
 from localeval.metrics.agent.calls import TOOL_FIELDS, check_present
 from localeval.metrics.agent.matching import (
+    Matches,
     Pair,
     ParameterMatch,
     ToolField,
@@ -115,11 +116,13 @@ class ToolCorrectness(Metric):
         return Verdict(score=score, reason=self._summary(details), details=details)
 
     def _evidence(
-        self, expected: list[ToolCall], called: list[ToolCall], pairs: list[Pair], matches: Any
+        self, expected: list[ToolCall], called: list[ToolCall], pairs: list[Pair], matches: Matches
     ) -> dict[str, Any]:
         paired_expected, paired_calls = {e for e, _ in pairs}, {c for _, c in pairs}
         free_calls = [c for c in range(len(called)) if c not in paired_calls]
-        missing, out_of_order, misplaced = [], [], set()
+        missing: list[dict[str, Any]] = []
+        out_of_order: list[dict[str, Any]] = []
+        misplaced: set[int] = set()
         for e in (e for e in range(len(expected)) if e not in paired_expected):
             item: dict[str, Any] = {"expected": e, "name": expected[e].name}
             at = [c for c in free_calls if matches(e, c)]
