@@ -7,7 +7,8 @@ sampled one) is the classic win or loss.
 
 Bradley–Terry models P(i beats j) = σ(s_i − s_j) with one strength ``s`` per
 contestant; the fit maximizes Σ w_ij · log σ(s_i − s_j) over the soft wins
-w_ij (scipy's trust-exact Newton method, with the exact gradient and Hessian); the strengths are
+w_ij, by solving its likelihood equations (each contestant's soft wins equal its
+expected wins) with scipy's ``root`` and the exact Jacobian; the strengths are
 shifted to mean 0. The maximum exists only when every contestant has won *and*
 lost some mass against every group of the others (the win graph is strongly
 connected); otherwise a contestant that won everything would get an infinite
@@ -82,7 +83,7 @@ def bradley_terry(names: Sequence[str], comparisons: Iterable[Comparison], smoot
     ``smoothing`` is 0.
     """
     import numpy as np  # lazily, as scipy: importing localeval must not load them
-    from scipy.optimize import minimize
+    from scipy.optimize import root
 
     wins = soft_wins(names, comparisons)
     if smoothing:
@@ -97,10 +98,6 @@ def bradley_terry(names: Sequence[str], comparisons: Iterable[Comparison], smoot
 
     def full(free: np.ndarray) -> np.ndarray:
         return np.concatenate(([0.0], free))  # the first strength is pinned at 0: the rest are relative to it
-
-    def loss(free: np.ndarray) -> float:
-        s = full(free)
-        return float(np.sum(weight * np.logaddexp(0.0, -(s[i_idx] - s[j_idx]))))  # -Σ w log σ(d)
 
     def gradient(free: np.ndarray) -> np.ndarray:
         s = full(free)
@@ -123,9 +120,11 @@ def bradley_terry(names: Sequence[str], comparisons: Iterable[Comparison], smoot
 
     if size == 1:
         return {names[0]: 0.0}
-    fit = minimize(loss, np.zeros(size - 1), jac=gradient, hess=hessian, method="trust-exact",
-                   options={"gtol": 1e-12, "maxiter": 1000})
-    if not fit.success:
+    # The maximum is where the gradient vanishes: observed wins = expected wins for every
+    # contestant. MINPACK's hybrid method with the exact Jacobian (the Hessian) solves it to
+    # rounding; a minimizer stops at its own tolerance, a few 1e-9 short.
+    fit = root(gradient, np.zeros(size - 1), jac=hessian, method="hybr", options={"xtol": 1e-14})
+    if not fit.success or not np.all(np.abs(gradient(fit.x)) < 1e-9):
         raise ValueError(f"the Bradley–Terry fit did not converge: {fit.message}")
     strengths = full(fit.x)
     strengths -= strengths.mean()
