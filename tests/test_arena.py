@@ -26,8 +26,8 @@ NO_LOGPROBS = Capabilities(json_schema=True, distribution=False, multi_token_can
 
 
 def p_a(p: float) -> dict[str, float]:
-    """Raw log-probabilities of the letters with P(A) = p."""
-    return {"A": math.log(p), "B": math.log(1 - p)}
+    """Raw log-probabilities of the letters (the next token: " A", " B") with P(A) = p."""
+    return {" A": math.log(p), " B": math.log(1 - p)}
 
 
 def arena(**options: Any) -> Arena:
@@ -50,8 +50,8 @@ def test_each_pair_is_judged_in_both_orders_and_the_preference_averages_them() -
     assert result.score == pytest.approx(0.7, abs=1e-12)
     assert result.passed is True
     assert [shown(r) for r in judge.requests] == [("4", "5"), ("5", "4")]
-    assert all(isinstance(r, DistributionRequest) and r.candidates == ("A", "B") for r in judge.requests)
-    assert judge.requests[0].prefill == "Better output: "
+    assert all(isinstance(r, DistributionRequest) and r.candidates == (" A", " B") for r in judge.requests)
+    assert judge.requests[0].prefill == "The better output is Output"
     pair = result.details["pairs"][0]
     assert (pair["a"], pair["b"]) == ("new", "old")
     assert pair["p_first"] == [pytest.approx(0.8), pytest.approx(0.4)]
@@ -152,7 +152,7 @@ def test_without_logprobs_and_no_fallback_the_result_is_an_error_naming_the_way_
 
 
 def test_too_little_mass_on_the_letters_is_an_error() -> None:
-    result = arena().measure(CASE, ScriptedBackend(logprobs=[{"A": math.log(0.02), "B": math.log(0.03)}]))
+    result = arena().measure(CASE, ScriptedBackend(logprobs=[{" A": math.log(0.02), " B": math.log(0.03)}]))
     assert result.score is None
     assert "covered 5.0%" in (result.error or "")
 
@@ -165,7 +165,7 @@ def test_the_reason_continues_the_first_comparison_with_the_preferred_letter() -
     reason = judge.requests[2]
     assert isinstance(reason, JsonRequest)
     assert reason.messages[:2] == judge.requests[0].messages
-    assert reason.messages[2].content == "Better output: B"  # old, shown as B, is preferred
+    assert reason.messages[2].content == "The better output is Output B"  # old, shown as B, is preferred
     assert reason.messages[3].content.startswith("In one or two sentences, say why Output B is better than Output A")
 
 

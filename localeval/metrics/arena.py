@@ -11,7 +11,8 @@ hidden: 0.5 is a judge that does not care where an output stands.
 Scoring methods, recorded in every result:
 
 * ``logprobs`` (default): P(A) against P(B) at the verdict position (after
-  ``Better output: ``), from one forward pass, renormalized over the two letters;
+  ``The better output is Output``: the next token is `` A`` or `` B``), from one
+  forward pass, renormalized over the two letters;
   a covered mass below ``min_covered_mass`` is an error.
 * ``sampling``: the share of ``samples`` schema-constrained verdicts that say A
   (seeds ``seed``, ``seed + 1``, …, so cacheable); fewer than half valid is an
@@ -55,6 +56,9 @@ from localeval.results import MetricResult
 
 ArenaScoring = Literal["logprobs", "sampling"]
 LETTERS = ("A", "B")
+#: What the judge's distribution is read over: the letters as the next token after the prefill
+#: ("The better output is Output"), space included, as a tokenizer writes a word after a word.
+CANDIDATES = {" A": "A", " B": "B"}
 #: Fields the judge may see beside the outputs; the outputs themselves are the contestants.
 NOT_PARAMETERS = ("actual_output", "contestants")
 
@@ -146,12 +150,12 @@ class Arena(JudgedMetric):
         if len(contestants) > 2:
             details.update(_ranking(contestants, comparisons(details)))
         opening = pairs[0]  # the reason continues the first comparison: the first-named shown as A
-        preferred = "A" if opening["preference"] >= 0.5 else "B"
+        preferred = "A" if opening["preference"] >= 0.5 else "B"  # the letter the judge's reply continues with
         return Judgement(
             score=score,
             summary=_summary(pairs[0], details["mean_p_first"], len(contestants)),
             details=details,
-            conversation=Exchange(arena._prompt(case, opening["a"], opening["b"]), preferred),
+            conversation=Exchange(arena._prompt(case, opening["a"], opening["b"]), f" {preferred}"),
             reason_variables={"preferred": preferred, "other": "B" if preferred == "A" else "A"},
         )
 
@@ -180,7 +184,7 @@ class Arena(JudgedMetric):
         if method == "sampling":
             return self._sample(prompt, judge)
         reply = judge.candidate_distribution(
-            DistributionRequest(messages=prompt.messages, prefill=prompt.prefill, candidates=LETTERS)
+            DistributionRequest(messages=prompt.messages, prefill=prompt.prefill, candidates=tuple(CANDIDATES))
         )
         dist = reply.distribution
         if dist.covered_mass < self.min_covered_mass:
@@ -189,8 +193,8 @@ class Arena(JudgedMetric):
                 f"verdict position (min_covered_mass {self.min_covered_mass:.0%}): the judge was not "
                 "writing a verdict there; check the prompt and the model's chat format"
             )
-        return {"p_first": dist.probabilities["A"], "distribution": dist.probabilities,
-                "covered_mass": dist.covered_mass}
+        probabilities = {CANDIDATES[c]: p for c, p in dist.probabilities.items()}
+        return {"p_first": probabilities["A"], "distribution": probabilities, "covered_mass": dist.covered_mass}
 
     def _sample(self, prompt: RenderedPrompt, judge: Backend) -> dict[str, Any]:
         schema = {
