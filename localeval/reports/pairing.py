@@ -30,6 +30,8 @@ def arena_dataset(a: RunReport, b: RunReport, names: tuple[str, str] | None = No
     ``names`` name the contestants (default: the run ids). Raises :class:`InputError`
     when the runs are not of the same inputs, or a case has no output in one of them.
     """
+    if a.run_id == b.run_id:
+        raise InputError(f"run {a.run_id} is given twice; the arena compares two runs")
     name_a, name_b = names or (a.run_id, b.run_id)
     if name_a == name_b:
         raise InputError(f"the two contestants need different names, got {name_a!r} twice")
