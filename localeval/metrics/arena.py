@@ -148,7 +148,10 @@ class Arena(JudgedMetric):
             "steps_source": arena.steps_source,
         }
         if len(contestants) > 2:
-            details.update(_ranking(contestants, comparisons(details)))
+            try:
+                details.update(_ranking(contestants, comparisons(details)))
+            except ValueError as err:  # the preferences stand without it
+                details["ranking_error"] = str(err)
         opening = pairs[0]  # the reason continues the first comparison: the first-named shown as A
         preferred = "A" if opening["preference"] >= 0.5 else "B"  # the letter the judge's reply continues with
         return Judgement(
