@@ -178,7 +178,7 @@ def compare(
 def arena(
     run_a: Annotated[str, typer.Argument(help="One run: id, folder or report.json.")],
     run_b: Annotated[str, typer.Argument(help="The other run, of the same inputs.")],
-    config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config with [[metrics]] metric = 'arena'.")],
+    config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config: the judge, and arena metrics only.")],
     names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
     model: ModelOption = None,
     backend: BackendOption = None,
