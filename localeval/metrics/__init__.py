@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from localeval.errors import ConfigError, UnknownMetric, first_problem
+from localeval.metrics.arena import Arena
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.composite import Composite
 from localeval.metrics.custom import metric
@@ -44,7 +45,7 @@ def _identity(cls: type[Metric]) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-for _builtin in (Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
+for _builtin in (Arena, Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
                  ContextualPrecision, ContextualRecall, ContextualRelevancy):
     register_metric(_builtin)
 
@@ -74,6 +75,7 @@ def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = 
 
 __all__ = [
     "DAG",
+    "Arena",
     "AnswerRelevancy",
     "Composite",
     "ContextualPrecision",
