@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from localeval.metrics import (
         DAG,
         AnswerRelevancy,
+        Arena,
         Composite,
         ContextualPrecision,
         ContextualRecall,
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
 #: Each public name and the module that defines it.
 _EXPORTS: dict[str, str] = {
     "AnswerRelevancy": "localeval.metrics",
+    "Arena": "localeval.metrics",
     "Backend": "localeval.backends.base",
     "BackendKind": "localeval.backends.registry",
     "BackendOptions": "localeval.backends.options",

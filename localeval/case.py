@@ -54,8 +54,21 @@ class TestCase(Golden):
 
     actual_output: str | None = Field(None, description="What the application produced.")
     tools_called: list[ToolCall] | None = None
+    contestants: dict[str, str] | None = Field(
+        None, description="Outputs for the same input by name, for pairwise comparison (the arena)."
+    )
 
     _normalize_called = field_validator("tools_called", mode="before")(_tools)
+
+    @field_validator("contestants")
+    @classmethod
+    def _two_contestants(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None:
+            if len(value) < 2:
+                raise ValueError(f"needs at least two contestants to compare, got {len(value)}")
+            if any(not name.strip() for name in value):
+                raise ValueError("a contestant's name must not be blank")
+        return value
 
     def field_value(self, field: str) -> Any:
         """The value of a field by name; ``KeyError`` for a name that is not a field."""

@@ -42,6 +42,8 @@ _JSON_SPACE = re.compile(r"[ \t\n\r]*")  # the whitespace JSON allows between to
 #: Why a file that reads without error holds no record, by format.
 _NO_RECORDS = {"jsonl": "the file is empty", "json": "the file is an empty list",
                "csv": "the file has only its header row"}
+#: Fields whose CSV cell is a JSON object: {"key": ...}.
+_OBJECT_FIELDS = ("metadata", "contestants")
 _JSON_TYPES = {str: "a string", int: "a number", float: "a number", bool: "a boolean",
                dict: "an object", list: "a list", type(None): "null"}
 
@@ -275,15 +277,18 @@ class _Reader:
         return {**metadata, **extra}
 
     def cell(self, name: str, value: str, line: int) -> Any:
-        """A CSV cell as the value of field ``name``; an empty cell means no value."""
+        """A CSV cell as the value of field ``name``; an empty cell means no value.
+
+        ``metadata`` and ``contestants`` cells hold a JSON object.
+        """
         if name in LIST_FIELDS:
             items = [item.strip() for item in value.split(self.delimiter)]
             items = [item for item in items if item]
             return items if items or name == "tags" else None
-        if name != "metadata":
+        if name not in _OBJECT_FIELDS:
             return value or None
         if not value:
-            return {}
+            return {} if name == "metadata" else None
         strict = _StrictJson()
         try:
             parsed = json.loads(value, **strict.hooks)

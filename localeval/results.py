@@ -95,9 +95,12 @@ class MetricSummary(BaseModel):
     errored: int
     pass_rate: float | None = Field(description="passed / (passed + failed); None if none scored.")
     mean_score: float | None = None
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="What the metric says about the whole run (the arena: its ranking)."
+    )
 
     @classmethod
-    def of(cls, metric: str, results: list[MetricResult]) -> MetricSummary:
+    def of(cls, metric: str, results: list[MetricResult], details: dict[str, Any] | None = None) -> MetricSummary:
         scored = [r for r in results if not r.errored]
         passed = sum(1 for r in scored if r.passed)
         scores = [r.score for r in scored if r.score is not None]
@@ -109,6 +112,7 @@ class MetricSummary(BaseModel):
             errored=len(results) - len(scored),
             pass_rate=passed / len(scored) if scored else None,
             mean_score=statistics.fmean(scores) if scores else None,
+            details=details or {},
         )
 
 

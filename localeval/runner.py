@@ -137,7 +137,7 @@ def evaluate(
         backend=panel.default.fingerprint if panel.default is not None else None,
         judges=panel.fingerprints(),
         cases=cases,
-        summary=_summaries(cases, names),
+        summary=_summaries(cases, metrics),
         stats=_stats(panel, before, time.perf_counter() - start, resumed=total - len(tasks)),
     )
     events.emit(RunFinished(run_id, report.stats.duration_s, report))
@@ -276,8 +276,12 @@ def _not_run(metric: Metric, dataset: Dataset, stopped: Task | None) -> MetricRe
     )
 
 
-def _summaries(cases: list[CaseResult], names: Sequence[str]) -> list[MetricSummary]:
-    return [MetricSummary.of(name, [c.results[i] for c in cases]) for i, name in enumerate(names)]
+def _summaries(cases: list[CaseResult], metrics: Sequence[Metric]) -> list[MetricSummary]:
+    summaries = []
+    for i, metric in enumerate(metrics):
+        results = [c.results[i] for c in cases]
+        summaries.append(MetricSummary.of(metric.display_name, results, metric.summarize(results)))
+    return summaries
 
 
 def _prepared(metric: Metric, judge: Backend | None) -> Metric:

@@ -174,6 +174,43 @@ def compare(
     raise typer.Exit(EXIT_FAILED if comparison.has_regressions or comparison.has_new_errors else 0)
 
 
+@app.command()
+def arena(
+    run_a: Annotated[str, typer.Argument(help="One run: id, folder or report.json.")],
+    run_b: Annotated[str, typer.Argument(help="The other run, of the same inputs.")],
+    config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config: the judge, and arena metrics only.")],
+    names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
+    model: ModelOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    threads: ThreadsOption = None,
+    report: Annotated[Path | None, typer.Option(help="Also write the JSON report here.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write the HTML report here.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here.")] = None,
+) -> None:
+    """Judge two runs of the same inputs against each other: each output pair in both orders, ranked.
+
+    Exit codes as `run`'s: 0 the first run's outputs were preferred (every arena metric
+    passed), 1 not, 3 some comparison errored, 2 bad usage or input (different datasets).
+    """
+    from localeval.cli import session
+
+    pair = None
+    if names is not None:
+        parts = [n.strip() for n in names.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise ConfigError(f"--names takes NAME_A,NAME_B, got {names!r}")
+        pair = (parts[0], parts[1])
+    settings = session.settings_from_cli(
+        dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None, list_delimiter=None,
+        report=report, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url, html=html,
+    )
+    flags = session.RunFlags(run_dir=run_dir)
+    raise typer.Exit(session.arena(settings, run_a, run_b, pair, _paths(), _out(), _err(), os.environ, flags))
+
+
 @app.command("meta-eval")
 def meta_eval(
     data: Annotated[Path, typer.Argument(help="JSON or JSONL file of records with human scores.")],

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -81,6 +81,11 @@ def print_report(console: Console, report: RunReport) -> None:
         table.add_row(str(case.index + 1), escape(case.name or case.location or ""), *map(_cell, case.results))
     print_table(console, table)
     print_table(console, _summary_table(report))
+    for summary in report.summary:
+        if summary.details.get("ranking"):
+            print_table(console, _ranking_table(summary.metric, summary.details))
+            print_line(console, escape(f"{summary.metric}: mean P(first) {summary.details['mean_p_first']:.3f} "
+                                       "over both orders of every pair (0.5: no position bias)."))
     stats = report.stats
     print_line(console, f"{len(report.cases)} cases in {stats.duration_s:.1f} s{_cost(stats)}.")
 
@@ -112,6 +117,19 @@ def _summary_table(report: RunReport) -> Table:
             "-" if s.pass_rate is None else f"{s.pass_rate:.0%}",
             "-" if s.mean_score is None else f"{s.mean_score:.3f}",
         )
+    return table
+
+
+def _ranking_table(metric: str, details: dict[str, Any]) -> Table:
+    """An arena's ranking: Bradley–Terry strength and win rate per contestant, best first."""
+    smoothing = details.get("smoothing") or 0.0
+    title = f"Ranking: {escape(metric)}" + (f" (smoothed by {smoothing:g} virtual wins a pair)" if smoothing else "")
+    table = Table(title=title)
+    for column in ("rank", "contestant", "strength", "win rate", "comparisons"):
+        table.add_column(column, justify="left" if column == "contestant" else "right")
+    for row in details["ranking"]:
+        table.add_row(str(row["rank"]), escape(row["name"]), f"{row['strength']:+.3f}", f"{row['win_rate']:.1%}",
+                      str(row["comparisons"]))
     return table
 
 

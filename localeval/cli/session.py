@@ -22,7 +22,7 @@ from localeval.cli.console import (
     print_report,
     progress_bar,
 )
-from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
+from localeval.cli.runs import JOURNAL, find_run, load_report, resumed_config, start_run
 from localeval.config import CacheConfig, RunConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError, first_problem
@@ -39,6 +39,7 @@ from localeval.metaeval import (
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.reports import write_reports
+from localeval.reports.pairing import arena_dataset
 from localeval.reports.terminal import print_line
 from localeval.results import RunReport
 from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
@@ -214,6 +215,33 @@ def _exit_code(report: RunReport) -> int:
     return EXIT_FAILED if report.any_failed else EXIT_OK
 
 
+# -- localeval arena ---------------------------------------------------------------------
+
+
+def arena(settings: RunConfig, run_a: str, run_b: str, names: tuple[str, str] | None, paths: Paths,
+          out: Console, err: Console, environ: Mapping[str, str], flags: RunFlags | None = None) -> int:
+    """Judge two runs' outputs against each other with the config's arena metrics; returns the exit code.
+
+    The cases are built from the two reports (:func:`localeval.reports.pairing.arena_dataset`)
+    and written as a dataset under ``<runs>/arena/``, named after the runs, so the arena
+    is an ordinary run over it: journaled, resumable, reported in every format.
+    """
+    if settings.dataset.path is not None:
+        raise ConfigError(f"{settings.source}: dataset.path: the arena takes its cases from the two runs; drop it")
+    wrong = [f"{m.display_name} ({m.kind})" for m in settings.build_metrics() if m.kind != "arena"]
+    if wrong:
+        raise ConfigError(f"{settings.source}: the arena's cases have contestants, not one output; "
+                          f"only arena metrics judge them, not {', '.join(wrong)}")
+    report_a, report_b = load_report(run_a, paths.runs), load_report(run_b, paths.runs)
+    dataset = arena_dataset(report_a, report_b, names)
+    folder = make_folder(paths.runs / "arena", "the folder of arena cases")
+    cases = folder / f"{report_a.run_id}-vs-{report_b.run_id}.jsonl"
+    dataset.save(cases)
+    print_line(err, escape(f"Arena of {len(dataset)} cases: {cases}"))
+    config = settings.model_copy(update={"dataset": settings.dataset.model_copy(update={"path": cases})})
+    return run(config, paths, out, err, environ, flags)
+
+
 # -- localeval meta-eval -----------------------------------------------------------------
 
 
@@ -315,4 +343,4 @@ def _option_value(text: str) -> Any:
         return text
 
 
-__all__ = ["MetaEvalSettings", "Metric", "meta_eval", "meta_eval_settings_from_cli", "run", "settings_from_cli"]
+__all__ = ["MetaEvalSettings", "arena", "Metric", "meta_eval", "meta_eval_settings_from_cli", "run", "settings_from_cli"]

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from localeval.errors import ConfigError, UnknownMetric, first_problem
 from localeval.metrics.agent import ArgumentCorrectness, TaskCompletion, ToolCorrectness
+from localeval.metrics.arena import Arena
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.composite import Composite
 from localeval.metrics.custom import metric
@@ -45,7 +46,7 @@ def _identity(cls: type[Metric]) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-for _builtin in (Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
+for _builtin in (Arena, Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
                  ContextualPrecision, ContextualRecall, ContextualRelevancy,
                  ToolCorrectness, ArgumentCorrectness, TaskCompletion):
     register_metric(_builtin)
@@ -76,6 +77,7 @@ def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = 
 
 __all__ = [
     "DAG",
+    "Arena",
     "AnswerRelevancy",
     "ArgumentCorrectness",
     "Composite",

@@ -101,6 +101,15 @@ class Metric(BaseModel):
         values = [field_text(case.field_value(name)) for name in self.required_fields()]
         return "\n".join([self.kind, *values])
 
+    @classmethod
+    def summarize(cls, results: list[MetricResult]) -> dict[str, Any]:
+        """What this metric says about a whole run beyond pass rate and mean score, from its results.
+
+        The run report keeps it in the metric's summary (``MetricSummary.details``).
+        The default says nothing more; the arena ranks its contestants here.
+        """
+        return {}
+
     def passes(self, score: float) -> bool:
         return score <= self.threshold if self.lower_is_better else score >= self.threshold
 

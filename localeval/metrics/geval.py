@@ -25,7 +25,6 @@ depends on it (:mod:`localeval.metrics.judged`).
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,27 +35,21 @@ from localeval.case import CASE_FIELDS, TestCase
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
 from localeval.metrics.base import field_text
+from localeval.metrics.criteria import (
+    MAX_STEPS,
+    STEPS_SCHEMA,
+    Scoring,
+    field_label,
+    generate_steps,
+    join_labels,
+    sampled_mean,
+    scoring_method,
+)
 from localeval.metrics.judged import Exchange, JudgedMetric, Judgement, format_score
 from localeval.prompts import RenderedPrompt, load_prompt
 
-MAX_STEPS = 8
 MAX_SCORE = 100
 
-STEPS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "steps": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 300},
-            "minItems": 1,
-            "maxItems": MAX_STEPS,
-        }
-    },
-    "required": ["steps"],
-    "additionalProperties": False,
-}
-
-Scoring = Literal["logprobs", "top", "sampling"]
 #: The order of the score prompt. ``criteria_first``: criteria, steps and rubric, then the case, as
 #: in the G-Eval paper; the instructions are a prefix every case shares, so a run over many cases
 #: reads them once. ``case_first``: the case, then the instructions; several G-Evals of one case
@@ -199,15 +192,7 @@ class GEval(JudgedMetric):
         return float(raw > 0.5) if self.strict_mode else scale_to_unit(raw, low, high)
 
     def _method(self, judge: Backend) -> tuple[Scoring, str | None]:
-        if self.scoring == "sampling" or judge.capabilities.distribution:
-            return self.scoring, None
-        if not self.allow_fallback:
-            raise BackendError(
-                f"scoring '{self.scoring}' needs log-probabilities, which this backend "
-                f"({judge.fingerprint.kind}) does not give; set scoring = 'sampling', or "
-                "allow_fallback = true to fall back to it"
-            )
-        return "sampling", f"{self.scoring} -> sampling: the backend gives no log-probabilities"
+        return scoring_method(self.scoring, self.allow_fallback, judge)
 
     def _distribution(self, prompt: RenderedPrompt, judge: Backend, method: Scoring) -> tuple[float, dict[str, Any]]:
         scores = self._scores()
@@ -266,36 +251,18 @@ class GEval(JudgedMetric):
             "criteria": self.criteria or "",
             "steps": self.evaluation_steps or (),
             "rubric": [(r.score_range[0], r.score_range[1], r.expected_outcome) for r in self.rubric],
-            "parameters": _parameters([self._label(p) for p in self.evaluation_params]),
+            "parameters": join_labels([self._label(p) for p in self.evaluation_params]),
             "layout": self.layout,
             "low": low,
             "high": high,
         }
 
     def _label(self, field: str) -> str:
-        return self.field_labels.get(field) or field.replace("_", " ").title()
+        return field_label(field, self.field_labels)
 
     def _generate_steps(self, judge: Backend) -> tuple[str, ...]:
-        prompt = load_prompt("geval/steps", self.steps_prompt).render(
-            criteria=self.criteria,
-            parameters=_parameters([self._label(p) for p in self.evaluation_params]),
-            max_steps=MAX_STEPS,
-        )
-        reply = judge.generate_json(
-            JsonRequest(messages=prompt.messages, json_schema=STEPS_SCHEMA, max_tokens=768)
-        )
-        steps = tuple(s.strip() for s in reply.value["steps"] if s.strip())
-        if not steps:
-            raise BackendError("the judge wrote no evaluation steps")
-        return steps
-
-
-def sampled_mean(samples: list[int | None]) -> float:
-    """The mean of the valid samples; an error when fewer than half are valid."""
-    valid = [s for s in samples if s is not None]
-    if not samples or len(valid) * 2 < len(samples):
-        raise BackendError(f"only {len(valid)} of {len(samples)} sampled scores were valid")
-    return statistics.fmean(valid)
+        parameters = join_labels([self._label(p) for p in self.evaluation_params])
+        return generate_steps(judge, self.criteria, parameters, self.steps_prompt)
 
 
 def most_likely_score(probabilities: dict[str, float], scores: dict[str, float]) -> float:
@@ -308,10 +275,6 @@ def most_likely_score(probabilities: dict[str, float], scores: dict[str, float])
     return min(scores[c] for c, p in probabilities.items() if p == best)
 
 
-def _parameters(labels: list[str]) -> str:
-    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-
-
 def _summary(method: str, raw: float, evidence: dict[str, Any], low: int, high: int) -> str:
     if method == "sampling":
         valid = [s for s in evidence["samples"] if s is not None]
@@ -321,3 +284,7 @@ def _summary(method: str, raw: float, evidence: dict[str, Any], low: int, high: 
         f"(the valid scores covered {evidence['covered_mass']:.0%} of the judge's probability)."
     )
 
+
+
+#: Names other modules and tests take from here; the shared ones live in :mod:`localeval.metrics.criteria`.
+__all__ = ["MAX_STEPS", "STEPS_SCHEMA", "GEval", "Layout", "RubricItem", "Scoring", "most_likely_score", "sampled_mean"]

@@ -1,0 +1,64 @@
+"""Two runs' reports → arena cases (localeval/reports/pairing.py), without a model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from localeval.dataset import DatasetSource
+from localeval.errors import InputError
+from localeval.reports.pairing import arena_dataset
+from localeval.results import CaseResult, RunReport
+
+
+def report(run_id: str, outputs: list[str | None], names: list[str | None] | None = None, sha: str = "a") -> RunReport:
+    cases = []
+    for i, output in enumerate(outputs):
+        inputs: dict[str, Any] = {"input": f"q{i}", "expected_output": f"e{i}", "retrieval_context": [run_id]}
+        if output is not None:
+            inputs["actual_output"] = output
+        name = (names or [None] * len(outputs))[i]
+        cases.append(CaseResult(index=i, name=name, location=f"{run_id}.jsonl:{i + 1}", inputs=inputs, results=[]))
+    return RunReport(run_id=run_id, created_at="now", localeval_version="0", cases=cases, summary=[],
+                     dataset=DatasetSource(path=f"{run_id}.jsonl", sha256=sha * 64))
+
+
+def test_cases_pair_the_outputs_under_the_run_ids_and_keep_the_shared_inputs() -> None:
+    dataset = arena_dataset(report("r1", ["x0", "x1"]), report("r2", ["y0", "y1"], sha="b"))
+    assert [c.contestants for c in dataset.cases] == [{"r1": "x0", "r2": "y0"}, {"r1": "x1", "r2": "y1"}]
+    first = dataset.cases[0]
+    assert (first.input, first.expected_output, first.retrieval_context) == ("q0", "e0", None)  # not the apps' own
+    assert first.metadata == {"arena": {"r1": "r1.jsonl:1", "r2": "r2.jsonl:1"}}
+
+
+def test_cases_are_matched_by_name_when_every_case_has_a_unique_one() -> None:
+    a = report("r1", ["x0", "x1"], ["one", "two"])
+    b = report("r2", ["y1", "y0"], ["two", "one"], sha="b")
+    for case in b.cases:  # b lists the same cases in the other order
+        case.inputs.update(input=f"q{0 if case.name == 'one' else 1}", expected_output=f"e{0 if case.name == 'one' else 1}")
+    dataset = arena_dataset(a, b, ("new", "old"))
+    assert [(c.name, c.contestants) for c in dataset.cases] == [
+        ("one", {"new": "x0", "old": "y0"}), ("two", {"new": "x1", "old": "y1"})
+    ]
+
+
+@pytest.mark.parametrize(
+    ("b", "names", "message"),
+    [
+        (report("r2", ["y0"], sha="b"), None, "different datasets: 2 cases against 1"),
+        (report("r2", ["y0", None], sha="b"), None, "run r2: case #1 (r2.jsonl:2) has no actual_output"),
+        (report("r2", ["y0", "y1"]), None, "judged the same file (r1.jsonl"),
+        (report("r2", ["y0", "y1"], sha="b"), ("same", "same"), "need different names, got 'same' twice"),
+    ],
+)
+def test_what_cannot_be_compared_is_refused(b: RunReport, names: tuple[str, str] | None, message: str) -> None:
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        arena_dataset(report("r1", ["x0", "x1"]), b, names)
+
+
+def test_a_different_expected_output_means_a_different_dataset() -> None:
+    b = report("r2", ["y0", "y1"], sha="b")
+    b.cases[1].inputs["expected_output"] = "changed"
+    with pytest.raises(InputError, match=r"case #1 \(r1.jsonl:2\) has a different expected_output in each"):
+        arena_dataset(report("r1", ["x0", "x1"]), b)
