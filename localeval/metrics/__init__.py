@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from localeval.errors import ConfigError, UnknownMetric, first_problem
+from localeval.metrics.agent import ArgumentCorrectness, TaskCompletion, ToolCorrectness
 from localeval.metrics.arena import Arena
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.composite import Composite
@@ -46,7 +47,8 @@ def _identity(cls: type[Metric]) -> str:
 
 
 for _builtin in (Arena, Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
-                 ContextualPrecision, ContextualRecall, ContextualRelevancy):
+                 ContextualPrecision, ContextualRecall, ContextualRelevancy,
+                 ToolCorrectness, ArgumentCorrectness, TaskCompletion):
     register_metric(_builtin)
 
 
@@ -77,6 +79,7 @@ __all__ = [
     "DAG",
     "Arena",
     "AnswerRelevancy",
+    "ArgumentCorrectness",
     "Composite",
     "ContextualPrecision",
     "ContextualRecall",
@@ -86,6 +89,8 @@ __all__ = [
     "GEval",
     "Hallucination",
     "Metric",
+    "TaskCompletion",
+    "ToolCorrectness",
     "Verdict",
     "build_metric",
     "metric",
