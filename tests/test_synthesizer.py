@@ -287,7 +287,6 @@ def test_the_synthesizer_table_is_checked_key_by_key(tmp_path):
         ("chunk_sise = 100", "synthesizer.chunk_sise: Extra inputs are not permitted"),
         ("chunk_size = 50\nchunk_overlap = 50", "synthesizer: chunk_overlap (50) must be below chunk_size (50)"),
         ("evolutions = ['deeper']", "synthesizer.evolutions.0: Input should be 'reasoning'"),
-        ("evolution_rounds = 2", "synthesizer: evolution_rounds needs evolutions"),
     ]:
         config.write_text(f"[synthesizer]\n{body}\n")
         with pytest.raises(ConfigError) as error:

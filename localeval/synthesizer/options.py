@@ -45,7 +45,7 @@ class SynthesizerOptions(BaseModel):
     max_contexts_per_document: int = Field(4, ge=1, description="At most this many contexts from one document.")
     inputs_per_context: int = Field(2, ge=1, le=10, description="Inputs the judge writes from each context.")
     evolutions: tuple[Evolution, ...] = Field((), description="Rewrites applied to each input, in turn.")
-    evolution_rounds: int = Field(1, ge=0, le=5, description="How many rewrites each input gets.")
+    evolution_rounds: int = Field(1, ge=0, le=5, description="How many rewrites each input gets (with evolutions).")
     expected_output: bool = Field(True, description="Have the judge write an expected_output from the context.")
     quality_filter: bool = Field(True, description="Score each input with G-Eval and drop those below the threshold.")
     quality_threshold: float = Field(0.5, ge=0.0, le=1.0, description="Keep inputs scoring at least this (0-1).")
@@ -60,6 +60,4 @@ class SynthesizerOptions(BaseModel):
     def _check(self) -> SynthesizerOptions:
         if self.chunk_overlap >= self.chunk_size:
             raise ValueError(f"chunk_overlap ({self.chunk_overlap}) must be below chunk_size ({self.chunk_size})")
-        if self.evolution_rounds and not self.evolutions and "evolution_rounds" in self.model_fields_set:
-            raise ValueError("evolution_rounds needs evolutions, e.g. evolutions = ['reasoning']")
         return self
