@@ -302,3 +302,17 @@ def test_from_documents_reads_every_document_before_any_judge_call(tmp_path):
         (tmp_path / "empty.md").write_text("")
         Synthesizer(judge).from_documents([good, tmp_path / "empty.md"])
     assert judge.requests == []
+
+
+def test_command_line_options_go_on_top_of_the_config_table():
+    from localeval.cli.synthesize import options_from_cli
+
+    config = RunConfig.model_validate(
+        {"synthesizer": {"chunk_size": 100, "context_size": 3, "styling": {"input_format": "a question"}}}
+    )
+    options = options_from_cli(config, {"chunk_size": None, "context_size": 1, "evolutions": ["comparison"]},
+                               {"task": "support", "scenario": None})
+    assert (options.chunk_size, options.context_size, options.evolutions) == (100, 1, ("comparison",))
+    assert (options.styling.input_format, options.styling.task) == ("a question", "support")
+    with pytest.raises(ConfigError, match="command line: synthesizer.chunk_overlap: Input should be greater"):
+        options_from_cli(config, {"chunk_overlap": -1}, {})
