@@ -316,3 +316,23 @@ def test_command_line_options_go_on_top_of_the_config_table():
     assert (options.styling.input_format, options.styling.task) == ("a question", "support")
     with pytest.raises(ConfigError, match="command line: synthesizer.chunk_overlap: Input should be greater"):
         options_from_cli(config, {"chunk_overlap": -1}, {})
+
+
+def test_the_progress_bar_shows_contexts_done_and_goldens_kept_on_a_terminal():
+    import io
+
+    from rich.console import Console
+
+    from localeval.cli.synthesize import synthesis_progress
+    from localeval.synthesizer import ContextDone
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=120)
+    with synthesis_progress(console) as listen:
+        listen(ContextDone(done=2, total=3, kept=3, filtered=1, errors=0))
+    shown = buffer.getvalue()
+    assert "synthesizing" in shown and "2/3" in shown and "3 kept" in shown and "1 filtered" in shown
+    quiet = Console(file=io.StringIO(), force_terminal=False)
+    with synthesis_progress(quiet) as listen:
+        listen(ContextDone(done=1, total=1, kept=0, filtered=0, errors=0))
+    assert quiet.file.getvalue() == ""
