@@ -38,6 +38,7 @@ from localeval.errors import ConfigError, first_problem
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
 from localeval.plugins import load_plugins
+from localeval.synthesizer.options import SynthesizerOptions
 
 
 class _Section(BaseModel):
@@ -87,6 +88,9 @@ class RunConfig(_Section):
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     report: ReportConfig = Field(default_factory=ReportConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
+    synthesizer: SynthesizerOptions = Field(
+        default_factory=SynthesizerOptions, description="How `localeval synthesize` writes goldens."
+    )
     source: str = Field("<command line>", exclude=True)
 
     @classmethod

@@ -187,6 +187,14 @@ class LlamaCppBackend:
         self._llm.n_tokens = keep  # eval() drops the KV cells from here on
         self._llm.eval(tokens[keep:])  # eval() splits into n_batch batches from `keep`
 
+    def count_tokens(self, text: str) -> int:
+        """How many tokens ``text`` is on this model's tokenizer (no BOS; special tokens as text).
+
+        Optional for backends: the synthesizer cuts documents into chunks by it when offered.
+        """
+        with self._lock:
+            return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
     def _candidate_tokens(self, text: str) -> list[int]:
         tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
         if not tokens:

@@ -129,6 +129,54 @@ def run(
 
 
 @app.command()
+def synthesize(
+    documents: Annotated[list[Path], typer.Argument(help=".txt, .md or .pdf files to write goldens from.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The goldens file to write (JSONL, JSON or CSV).")],
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML config: [backend], [synthesizer].")] = None,
+    model: ModelOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    threads: ThreadsOption = None,
+    chunk_size: Annotated[int | None, typer.Option(help="Tokens per chunk.")] = None,
+    chunk_overlap: Annotated[int | None, typer.Option(help="Tokens a chunk shares with the one before.")] = None,
+    context_size: Annotated[int | None, typer.Option(help="Chunks per context.")] = None,
+    max_contexts: Annotated[int | None, typer.Option(help="At most this many contexts per document.")] = None,
+    inputs_per_context: Annotated[int | None, typer.Option(help="Inputs written from each context.")] = None,
+    evolution: Annotated[list[str] | None, typer.Option("--evolution", help="reasoning, multi_context, comparison or hypothetical; repeatable.")] = None,
+    threshold: Annotated[float | None, typer.Option(help="Drop inputs whose quality score (0-1) is below this.")] = None,
+    no_filter: Annotated[bool, typer.Option("--no-filter", help="Keep every input: no quality score.")] = False,
+    expected_output: Annotated[bool | None, typer.Option("--expected-output/--no-expected-output", help="Write expected outputs.")] = None,
+    input_format: Annotated[str | None, typer.Option(help="What inputs look like, e.g. 'a short question'.")] = None,
+    task: Annotated[str | None, typer.Option(help="The task of the application under test.")] = None,
+    scenario: Annotated[str | None, typer.Option(help="Who sends the inputs, and why.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+) -> None:
+    """Write goldens (inputs, expected outputs, their context) from documents with the judge model.
+
+    Every judge call is cached: a second run with the same documents and options makes
+    no model call. Exit codes: 0 done; 3 done, but some steps failed (listed); 2 bad
+    usage or input (an unreadable or empty document), before any model call.
+    """
+    from localeval.cli import session
+    from localeval.cli import synthesize as synthesis
+
+    settings = session.settings_from_cli(
+        dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None,
+        list_delimiter=None, report=None, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url,
+    )
+    flags = {
+        "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "context_size": context_size,
+        "max_contexts_per_document": max_contexts, "inputs_per_context": inputs_per_context,
+        "evolutions": evolution or None, "quality_threshold": threshold,
+        "quality_filter": False if no_filter else None, "expected_output": expected_output,
+    }
+    styling = {"input_format": input_format, "task": task, "scenario": scenario}
+    options = synthesis.options_from_cli(settings, flags, styling)
+    raise typer.Exit(synthesis.synthesize(documents, out, settings, options, _paths(), _out(), _err(), os.environ))
+
+
+@app.command()
 def report(
     run: Annotated[str, typer.Argument(help="A run: its id, its folder, or a report.json.")],
     out: Annotated[Path | None, typer.Option(help="Write every format into this folder (default: the run's).")] = None,
