@@ -128,7 +128,10 @@ def test_an_inline_schema_in_toml() -> None:
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
-        ('{"type": "strng"}', "not a valid JSON Schema: 'strng' is not valid under any of the given schemas (at $.type)"),
+        (
+            '{"type": "strng"}',
+            "not a valid JSON Schema: 'strng' is not valid under any of the given schemas (at $.type)",
+        ),
         ('{"properties": {"id": {"minimum": "one"}}}', "not a valid JSON Schema: 'one' is not of type 'number' "
          "(at $.properties.id.minimum)"),
         ("[1]", "a JSON Schema is an object, not list"),

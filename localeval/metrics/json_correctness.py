@@ -36,7 +36,8 @@ def check_schema(schema: Any) -> None:
     from jsonschema import exceptions, validators
 
     if not isinstance(schema, dict):
-        raise ValueError(f"a JSON Schema is an object, not {type(schema).__name__}")  # noqa: TRY004 -- pydantic reports ValueError
+        # ValueError, not TypeError: pydantic reports a ValueError as the field's problem.
+        raise ValueError(f"a JSON Schema is an object, not {type(schema).__name__}")  # noqa: TRY004
     checker = validators.validator_for(schema)
     problem = exceptions.best_match(checker(checker.META_SCHEMA).iter_errors(schema))
     if problem is not None:

@@ -135,4 +135,5 @@ class Chrf(ReferenceMetric):
 
         chrf = CHRF(char_order=self.char_order, word_order=self.word_order, beta=self.beta, lowercase=self.lowercase)
         scored = chrf.sentence_score(actual, [expected])
-        return scaled(scored.score), {"raw_score": scored.score, "char_order": self.char_order, "word_order": self.word_order}
+        details = {"raw_score": scored.score, "char_order": self.char_order, "word_order": self.word_order}
+        return scaled(scored.score), details
