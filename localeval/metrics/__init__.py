@@ -17,6 +17,7 @@ from localeval.metrics.geval import GEval
 from localeval.metrics.json_correctness import JsonCorrectness
 from localeval.metrics.length import OutputLength
 from localeval.metrics.presets import PRESETS, preset_options
+from localeval.metrics.prompt_alignment import PromptAlignment
 from localeval.metrics.rag import (
     AnswerRelevancy,
     ContextualPrecision,
@@ -26,6 +27,8 @@ from localeval.metrics.rag import (
     Hallucination,
 )
 from localeval.metrics.reference import Bleu, Chrf, Rouge
+from localeval.metrics.safety import Bias, PiiLeakage, Toxicity
+from localeval.metrics.summarization import Summarization
 
 _REGISTRY: dict[str, type[Metric]] = {}
 
@@ -48,7 +51,8 @@ def _identity(cls: type[Metric]) -> str:
 
 
 for _builtin in (Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
-                 ContextualPrecision, ContextualRecall, ContextualRelevancy, JsonCorrectness, Rouge, Bleu, Chrf):
+                 ContextualPrecision, ContextualRecall, ContextualRelevancy, JsonCorrectness, Rouge, Bleu, Chrf,
+                 Summarization, Bias, Toxicity, PiiLeakage, PromptAlignment):
     register_metric(_builtin)
 
 
@@ -84,6 +88,7 @@ def build_metric(
 __all__ = [
     "DAG",
     "AnswerRelevancy",
+    "Bias",
     "Bleu",
     "Chrf",
     "Composite",
@@ -96,7 +101,11 @@ __all__ = [
     "Hallucination",
     "JsonCorrectness",
     "Metric",
+    "PiiLeakage",
+    "PromptAlignment",
     "Rouge",
+    "Summarization",
+    "Toxicity",
     "Verdict",
     "build_metric",
     "metric",

@@ -158,4 +158,8 @@ class ItemsMetric(JudgedMetric):
 
     def render(self, step: str, override: Path | None, **variables: Any) -> RenderedPrompt:
         """This metric's prompt for ``step`` (e.g. "verdicts"), or the user's file instead."""
-        return load_prompt(f"{self.prompt_folder}/{step}", override).render(**variables)
+        return load_prompt(self.prompt_name(step), override).render(**variables)
+
+    def prompt_name(self, step: str) -> str:
+        """The shipped prompt of ``step``: ``prompts/<prompt_folder>/<step>.txt``, unless the step is shared."""
+        return f"{self.prompt_folder}/{step}"
