@@ -104,6 +104,10 @@ BAD_INPUTS = {
     "metric lacks a field": (["-m", "exact_match"], "d.jsonl",
                              '{"input": "a", "actual_output": "b", "expected_output": "b"}\n{"input": "a", "actual_output": "b"}\n',
                              "d.jsonl:2: field 'expected_output'"),
+    "reference metric lacks expected_output": (["-m", "rouge"], "d.jsonl",
+                                               '{"input": "a", "actual_output": "b", "expected_output": "b"}\n'
+                                               '{"input": "a", "actual_output": "b"}\n',
+                                               "d.jsonl:2: field 'expected_output': metric 'rouge' needs it"),
     "unknown metric": (["-m", "bleurt"], "d.jsonl", '{"input": "a"}\n', "unknown metric 'bleurt'"),
     "bad --map": (["-m", "exact_match", "--map", "query"], "d.jsonl", '{"input": "a"}\n', "--map"),
     "bad --threads": (["-m", "exact_match", "--threads", "0"], "d.jsonl", '{"input": "a"}\n',

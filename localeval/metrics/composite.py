@@ -19,7 +19,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Literal
 
-from pydantic import Field, SerializeAsAny, field_validator, model_validator
+from pydantic import Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
@@ -44,7 +44,7 @@ class Composite(Metric):
 
     @field_validator("metrics", mode="before")
     @classmethod
-    def _build(cls, parts: Any) -> Any:
+    def _build(cls, parts: Any, info: ValidationInfo) -> Any:
         from localeval.metrics import build_metric
 
         if not isinstance(parts, list):
@@ -56,7 +56,7 @@ class Composite(Metric):
                 kind = options.pop("metric", None)
                 if not isinstance(kind, str):
                     raise ValueError(f"part {i}: the 'metric' key (its type, e.g. 'faithfulness') is missing")  # noqa: TRY004 -- pydantic reports ValueError
-                part = build_metric(kind, options, where=f"part {i}")
+                part = build_metric(kind, options, where=f"part {i}", folder=(info.context or {}).get("base"))
             built.append(part)
         return built
 

@@ -24,8 +24,8 @@ from localeval.reports.svg import distribution_chart
 #: Keys shown beside the distribution chart rather than as separate facts.
 _DISTRIBUTION_KEYS = ("distribution", "covered_mass", "expected_score", "most_likely_score")
 #: Verdict words coloured as good or bad; any other verdict is neutral.
-_GOOD = frozenset({"yes", "agrees", "true", "pass", "passed", "supported"})
-_BAD = frozenset({"no", "contradicts", "false", "fail", "failed", "unsupported"})
+_GOOD = frozenset({"yes", "agrees", "true", "pass", "passed", "supported", "unbiased", "not_toxic", "safe"})
+_BAD = frozenset({"no", "contradicts", "false", "fail", "failed", "unsupported", "biased", "toxic", "leaks"})
 #: The keys of a path step shown first, in this order; the rest follow as facts.
 _STEP_KEYS = ("node_id", "node", "id", "kind", "criterion", "verdict", "output", "score")
 #: A list of at most this many scalars is a fact, not a block.
