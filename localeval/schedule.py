@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from localeval.case import TestCase
+from localeval.case import Case
 from localeval.metrics.base import Metric
 
 Order = Literal["prefix", "input"]
@@ -28,7 +28,7 @@ class Task:
     metric: int
 
 
-def plan(cases: Sequence[TestCase], metrics: Sequence[Metric], order: Order = "prefix") -> list[Task]:
+def plan(cases: Sequence[Case], metrics: Sequence[Metric], order: Order = "prefix") -> list[Task]:
     """Every (case, metric) pair once: case by case for ``input``, by shared prompt prefix for ``prefix``."""
     tasks = [Task(c, m) for c in range(len(cases)) for m in range(len(metrics))]
     if order == "input":

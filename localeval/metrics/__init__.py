@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from localeval.errors import ConfigError, UnknownMetric, first_problem
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.composite import Composite
+from localeval.metrics.conversational import CONVERSATIONAL_METRICS
 from localeval.metrics.custom import metric
 from localeval.metrics.dag import DAG
 from localeval.metrics.exact_match import ExactMatch
@@ -45,7 +46,7 @@ def _identity(cls: type[Metric]) -> str:
 
 
 for _builtin in (Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
-                 ContextualPrecision, ContextualRecall, ContextualRelevancy):
+                 ContextualPrecision, ContextualRecall, ContextualRelevancy, *CONVERSATIONAL_METRICS):
     register_metric(_builtin)
 
 
