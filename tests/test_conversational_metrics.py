@@ -72,8 +72,7 @@ def test_knowledge_retention_scores_kept_turns_and_keeps_each_turns_verdict() ->
     result = build_metric("knowledge_retention").measure(CASE, judge)
     assert result.score == pytest.approx(1 / 3) and result.passed is False
     assert result.details["verdicts"] == [
-        {"turn_index": 1, "verdict": "kept"}, {"turn_index": 3, "verdict": "contradicted"},
-        {"turn_index": 5, "verdict": "forgot"}]
+        {"turn": 2, "verdict": "kept"}, {"turn": 4, "verdict": "contradicted"}, {"turn": 6, "verdict": "forgot"}]
     assert result.details["counts"] == {"kept": 1, "forgot": 1, "contradicted": 1}
     verdicts, reason = json_requests(judge)
     assert verdicts.json_schema == verdicts_schema(3, ["kept", "forgot", "contradicted"])
@@ -100,7 +99,7 @@ def test_conversation_completeness_lists_intentions_then_judges_them_in_a_follow
     judge = ScriptedJudge([{"intentions": intentions}, {"verdicts": ["satisfied", "unsatisfied"]}, {"reason": "No weather."}])
     result = build_metric("conversation_completeness").measure(CASE, judge)
     assert result.score == 0.5
-    assert result.details["intentions"] == [
+    assert result.details["verdicts"] == [
         {"intention": "The user wants a dinner idea.", "verdict": "satisfied"},
         {"intention": "The user wants the weather.", "verdict": "unsatisfied"}]
     assert result.details["dropped"] == 1
@@ -117,8 +116,8 @@ def test_turn_relevancy_judges_each_assistant_turn_against_its_window() -> None:
     case = CASE.model_copy(update={"turns": [CASE.turns[1], *CASE.turns[2:4], CASE.turns[5]]})  # opens with the assistant
     result = build_metric("turn_relevancy", {"window_size": 1, "include_reason": False}).measure(case, judge)
     assert result.score == 0.5
-    assert result.details["verdicts"] == [{"turn_index": 2, "verdict": "relevant"}, {"turn_index": 3, "verdict": "irrelevant"}]
-    assert result.details["unjudged"] == [0] and result.details["window_size"] == 1
+    assert result.details["verdicts"] == [{"turn": 3, "verdict": "relevant"}, {"turn": 4, "verdict": "irrelevant"}]
+    assert result.details["unjudged"] == [1] and result.details["window_size"] == 1
     first, second = json_requests(judge)
     assert "Task: judge turn 3, the assistant's, against the 1 turn just before it (2)," in first.messages[1].content
     assert "Task: judge turn 4, the assistant's, against the 1 turn just before it (3)," in second.messages[1].content

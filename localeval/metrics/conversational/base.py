@@ -10,9 +10,9 @@ each other, and a judge that keeps its last prompt's state (llama.cpp in-process
 the prefix cache of llama.cpp's server and Ollama) reads the transcript once for
 all of them, not once per metric.
 
-Turns are numbered from 1 in prompts, as a reader counts them; the evidence in a
-result's details names a turn by ``turn_index``, its index in ``turns`` (from 0),
-as the dataset's error messages do (``turns[2].role``).
+Turns are numbered from 1, as a reader counts them, in the prompts and in the
+evidence: ``details["verdicts"] = [{"turn": 2, "verdict": ...}]`` is about
+``turns[1]`` (the dataset's error messages name fields by index: ``turns[1].role``).
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def prompt_text(prompt: RenderedPrompt) -> str:
 
 
 def turn_verdicts(indices: Sequence[int], verdicts: Sequence[str]) -> list[dict[str, Any]]:
-    """Per-turn evidence: each judged turn's index in ``turns`` and its verdict."""
-    return [{"turn_index": i, "verdict": v} for i, v in zip(indices, verdicts)]
+    """Per-turn evidence: each judged turn's number (its index in ``turns`` + 1) and its verdict."""
+    return [{"turn": i + 1, "verdict": v} for i, v in zip(indices, verdicts)]
 
 
 class ConversationalMetric(JudgedMetric):

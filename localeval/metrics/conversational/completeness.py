@@ -61,7 +61,7 @@ class ConversationCompleteness(ConversationalMetric):
         return Judgement(
             score=counts["satisfied"] / len(intentions),
             summary=f"The assistant satisfied {counts['satisfied']} of {len(intentions)} user intentions.",
-            details={"intentions": judged, "dropped": dropped, "counts": counts},
+            details={"verdicts": judged, "dropped": dropped, "counts": counts},
             conversation=asked,
             reason_variables={"verdicts": judged},
         )

@@ -60,9 +60,9 @@ class TurnRelevancy(ConversationalMetric):
         last: Exchange | None = None
         for index in judged:
             verdict, last = one_verdict(judge, self._prompt(case, index), CHOICES)
-            verdicts.append({"turn_index": index, "verdict": verdict})
+            verdicts.append({"turn": index + 1, "verdict": verdict})
         counts = tally([v["verdict"] for v in verdicts], CHOICES)
-        unjudged = [i for i in case.assistant_turns if i not in judged]
+        unjudged = [i + 1 for i in case.assistant_turns if i not in judged]  # turn numbers, as in verdicts
         return Judgement(
             score=counts["relevant"] / len(judged),
             summary=f"{counts['relevant']} of {len(judged)} assistant turns are relevant to the turns before them.",
