@@ -196,3 +196,12 @@ def test_every_conversational_metric_opens_with_the_same_transcript_block_and_so
     tasks = plan([CASE, other, CASE.model_copy(update={"name": "again"})], metrics)
     # The calls about one conversation run back to back, whatever the metric; equal conversations next to each other.
     assert [t.case for t in tasks] == [0, 2] * 5 + [1] * 5 or [t.case for t in tasks] == [1] * 5 + [0, 2] * 5
+
+
+def test_a_composite_of_conversational_metrics_judges_conversations_and_refuses_a_mix() -> None:
+    composite = build_metric("composite", {"aggregate": "mean", "metrics": [
+        {"metric": "knowledge_retention", "include_reason": False}, {"metric": "role_adherence", "include_reason": False}]})
+    judge = ScriptedJudge([{"verdicts": ["kept", "kept", "forgot"]}, {"verdicts": ["in_role"] * 3}])
+    assert composite.measure(CASE, judge).score == pytest.approx((2 / 3 + 1) / 2)
+    with pytest.raises(ConfigError, match="the parts judge different kinds of case"):
+        build_metric("composite", {"metrics": [{"metric": "role_adherence"}, {"metric": "exact_match"}]})

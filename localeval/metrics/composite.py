@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.case import Case
 from localeval.errors import PartFailed
 from localeval.metrics.base import Metric, Verdict
 from localeval.results import MetricResult
@@ -72,6 +72,8 @@ class Composite(Metric):
                 raise ValueError("weights must be non-negative and not all zero")
         elif self.weights is not None:
             raise ValueError(f"'weights' is only for aggregate = 'weighted_mean', not {self.aggregate!r}")
+        if len({m.case_type for m in self.metrics}) > 1:
+            raise ValueError("the parts judge different kinds of case (single-turn test cases and conversations)")
         return self
 
     @property
@@ -84,10 +86,15 @@ class Composite(Metric):
     def prepare(self, judge: Backend | None) -> Composite:
         return self.model_copy(update={"metrics": [m.prepare(judge) for m in self.metrics]})
 
-    def prompt_start(self, case: TestCase) -> str:
+    def check_case(self, case: Case) -> None:
+        """Each part's own check: the kind of case it judges, then the fields it needs."""
+        for part in self.metrics:
+            part.check_case(case)
+
+    def prompt_start(self, case: Any) -> str:
         return self.metrics[0].prompt_start(case)
 
-    def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
+    def verdict(self, case: Any, judge: Backend | None) -> Verdict:
         results = [m.measure(case, judge) for m in self.metrics]
         details: dict[str, Any] = {"aggregate": self.aggregate, "parts": [r.model_dump() for r in results]}
         failed = next((r for r in results if r.errored), None)
