@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from localeval.backends.options import BackendOptions, LlamaCppOptions
     from localeval.backends.registry import BackendKind, BuildContext
     from localeval.cache import CachedBackend, open_cache
-    from localeval.case import Golden, TestCase, ToolCall
+    from localeval.case import ConversationalTestCase, Golden, TestCase, ToolCall, Turn
     from localeval.catalog import ModelCatalog, ModelSpec
     from localeval.dataset import Dataset
     from localeval.distribution import CandidateDistribution
@@ -57,6 +57,13 @@ if TYPE_CHECKING:
         metric,
         register_metric,
     )
+    from localeval.metrics.conversational import (
+        ConversationalGEval,
+        ConversationCompleteness,
+        KnowledgeRetention,
+        RoleAdherence,
+        TurnRelevancy,
+    )
     from localeval.metrics.length import OutputLength
     from localeval.results import CaseResult, MetricResult, RunReport
     from localeval.runner import RunInterrupted, RunOptions, evaluate
@@ -77,6 +84,9 @@ _EXPORTS: dict[str, str] = {
     "Composite": "localeval.metrics",
     "ConfigError": "localeval.errors",
     "ContextualPrecision": "localeval.metrics",
+    "ConversationCompleteness": "localeval.metrics.conversational",
+    "ConversationalGEval": "localeval.metrics.conversational",
+    "ConversationalTestCase": "localeval.case",
     "ContextualRecall": "localeval.metrics",
     "ContextualRelevancy": "localeval.metrics",
     "DAG": "localeval.metrics",
@@ -92,6 +102,7 @@ _EXPORTS: dict[str, str] = {
     "Golden": "localeval.case",
     "Hallucination": "localeval.metrics",
     "JsonReply": "localeval.backends.base",
+    "KnowledgeRetention": "localeval.metrics.conversational",
     "JsonRequest": "localeval.backends.base",
     "LlamaCppBackend": "localeval.backends.llamacpp",
     "LlamaCppOptions": "localeval.backends.options",
@@ -104,6 +115,7 @@ _EXPORTS: dict[str, str] = {
     "ModelCatalog": "localeval.catalog",
     "ModelSpec": "localeval.catalog",
     "OutputLength": "localeval.metrics.length",
+    "RoleAdherence": "localeval.metrics.conversational",
     "RunFinished": "localeval.events",
     "RunInterrupted": "localeval.runner",
     "RunOptions": "localeval.runner",
@@ -112,6 +124,8 @@ _EXPORTS: dict[str, str] = {
     "SchemaViolation": "localeval.errors",
     "TestCase": "localeval.case",
     "ToolCall": "localeval.case",
+    "Turn": "localeval.case",
+    "TurnRelevancy": "localeval.metrics.conversational",
     "Verdict": "localeval.metrics",
     "build_metric": "localeval.metrics",
     "evaluate": "localeval.runner",
