@@ -18,7 +18,7 @@ state did not hold already), and counts every result by outcome as
 benchmarks/schema_check.py does (a schema failure would be an error result
 naming SchemaViolation; a reply cut by its token limit, TruncatedOutput).
 
-    python benchmarks/conversation_metrics.py [--limit 18] [--json out.json]
+    python benchmarks/conversation_metrics.py [--limit 10] [--json out.json]
 """
 
 from __future__ import annotations
@@ -111,9 +111,16 @@ def phase(dataset: Dataset, metrics: list[Metric], judge: LlamaCppBackend, count
     }
 
 
+def show(name: str, result: dict[str, Any]) -> dict[str, Any]:
+    print(f"{name:>22}: {result['seconds_per_conversation']:6.2f} s/conversation, {result['model_calls']} calls, "
+          f"{result['prompt_tokens']} prompt tokens sent, {result['evaluated_tokens']} evaluated, {result['outcomes']}",
+          flush=True)
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=18, help="at most this many conversations")
+    parser.add_argument("--limit", type=int, default=10, help="at most this many conversations")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -124,15 +131,14 @@ def main() -> None:
     metrics = RunConfig.load(EXAMPLE / "eval.toml").build_metrics()
     summary: dict[str, Any] = {"model": spec.name, "conversations": len(dataset), "turns": sum(
         len(c.turns) for c in dataset.cases if isinstance(c, ConversationalTestCase))}
+    summary["alone"] = {}
     try:
-        summary["alone"] = {m.display_name: phase(dataset, [m], judge, counter) for m in metrics}
-        summary["together"] = phase(dataset, metrics, judge, counter)
+        for metric in metrics:  # each line as soon as its phase ends: a long run shows where it is
+            summary["alone"][metric.display_name] = show(metric.display_name, phase(dataset, [metric], judge, counter))
+        summary["together"] = show("together (all five)", phase(dataset, metrics, judge, counter))
     finally:
         judge.close()
     alone = summary["alone"].values()
-    for name, result in [*summary["alone"].items(), ("together (all five)", summary["together"])]:
-        print(f"{name:>22}: {result['seconds_per_conversation']:6.2f} s/conversation, {result['model_calls']} calls, "
-              f"{result['prompt_tokens']} prompt tokens sent, {result['evaluated_tokens']} evaluated, {result['outcomes']}")
     for key in ("seconds", "evaluated_tokens", "prompt_tokens", "model_calls"):
         total = sum(r[key] for r in alone)
         summary[f"alone_total_{key}"] = round(total, 2)
