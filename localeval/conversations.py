@@ -51,6 +51,9 @@ def validation_error(exc: ValidationError, path: str, line: int) -> DatasetError
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "literal_error" and "input" in first:
         message += f", got {first['input']!r}"
+    loc = first["loc"]
+    if "tools_called" in loc and loc.index("tools_called") >= len(loc) - 2:  # the list, or one of its items
+        message = f"must be a list of tool names or tool objects ({{\"name\": ...}}): {message}"
     return DatasetError(message, path=path, line=line, field=where or None)
 
 
