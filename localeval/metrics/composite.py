@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import Field, SerializeAsAny, field_validator, model_validator
 
 from localeval.backends.base import Backend
-from localeval.case import Case
+from localeval.case import ConversationalTestCase, TestCase
 from localeval.errors import PartFailed
 from localeval.metrics.base import Metric, Verdict
 from localeval.results import MetricResult
@@ -80,16 +80,16 @@ class Composite(Metric):
     def needs_judge(self) -> bool:  # type: ignore[override]
         return any(m.needs_judge for m in self.metrics)
 
+    @property
+    def case_type(self) -> type[TestCase] | type[ConversationalTestCase]:  # type: ignore[override]
+        """The kind of case the parts judge (all the same: checked when built)."""
+        return self.metrics[0].case_type
+
     def required_fields(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(f for m in self.metrics for f in m.required_fields()))
 
     def prepare(self, judge: Backend | None) -> Composite:
         return self.model_copy(update={"metrics": [m.prepare(judge) for m in self.metrics]})
-
-    def check_case(self, case: Case) -> None:
-        """Each part's own check: the kind of case it judges, then the fields it needs."""
-        for part in self.metrics:
-            part.check_case(case)
 
     def prompt_start(self, case: Any) -> str:
         return self.metrics[0].prompt_start(case)
