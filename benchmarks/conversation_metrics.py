@@ -5,12 +5,12 @@ and each cut again with other names and another chatbot role (the 4 examples giv
 no prompt repeats another's).
 In one process, in-process llama.cpp, no cache, reasons on:
 
-1. *alone*: each of the five metrics in a run of its own over every conversation.
-   Consecutive calls are about different conversations, so each reads its
-   transcript from scratch;
-2. *together*: one run of the five metrics over every conversation, in prefix
+1. *together*: one run of the five metrics over every conversation, in prefix
    order: the calls about one conversation run back to back and share the
-   transcript that opens their prompts.
+   transcript that opens their prompts;
+2. *alone*: each of the five metrics in a run of its own over every conversation.
+   Consecutive calls are about different conversations, so each reads its
+   transcript from scratch.
 
 It prints, per phase and metric, the seconds per conversation, the judge calls,
 the prompt tokens sent and the tokens llama.cpp actually evaluated (what its KV
@@ -18,13 +18,14 @@ state did not hold already), and counts every result by outcome as
 benchmarks/schema_check.py does (a schema failure would be an error result
 naming SchemaViolation; a reply cut by its token limit, TruncatedOutput).
 
-    python benchmarks/conversation_metrics.py [--limit 10] [--json out.json]
+    python benchmarks/conversation_metrics.py [--limit 18] [--json out.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import json
 import os
 import time
@@ -48,14 +49,17 @@ RENAMES = {"Ana": "Mia", "Tom": "Leo", "Friday": "Thursday", "Saturday": "Monday
 
 
 def conversations(limit: int) -> list[ConversationalTestCase]:
-    """The example conversations cut after each assistant turn, and each cut again with other names and role."""
-    found: list[ConversationalTestCase] = []
+    """The example conversations cut after each assistant turn, and each cut again with other names and role.
+
+    Listed round-robin over the examples (first the whole ones, then the renamed), so a ``limit`` keeps variety.
+    """
+    per_example: list[list[ConversationalTestCase]] = []
     for case in Dataset.load(EXAMPLE / "conversations.jsonl").cases:
         assert isinstance(case, ConversationalTestCase)
-        for end in case.assistant_turns:
-            cut = case.model_copy(update={"turns": case.turns[: end + 1], "name": f"{case.name}-{end + 1}"})
-            found.append(cut)
-            found.append(renamed(cut))
+        cuts = [case.model_copy(update={"turns": case.turns[: end + 1], "name": f"{case.name}-{end + 1}"})
+                for end in reversed(case.assistant_turns)]
+        per_example.append([*cuts, *map(renamed, cuts)])
+    found = [c for group in itertools.zip_longest(*per_example) for c in group if c is not None]
     return found[:limit]
 
 
@@ -120,7 +124,7 @@ def show(name: str, result: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=10, help="at most this many conversations")
+    parser.add_argument("--limit", type=int, default=18, help="at most this many conversations")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
@@ -132,10 +136,10 @@ def main() -> None:
     summary: dict[str, Any] = {"model": spec.name, "conversations": len(dataset), "turns": sum(
         len(c.turns) for c in dataset.cases if isinstance(c, ConversationalTestCase))}
     summary["alone"] = {}
-    try:
-        for metric in metrics:  # each line as soon as its phase ends: a long run shows where it is
-            summary["alone"][metric.display_name] = show(metric.display_name, phase(dataset, [metric], judge, counter))
+    try:  # each line as soon as its phase ends: a long run shows where it is
         summary["together"] = show("together (all five)", phase(dataset, metrics, judge, counter))
+        for metric in metrics:
+            summary["alone"][metric.display_name] = show(metric.display_name, phase(dataset, [metric], judge, counter))
     finally:
         judge.close()
     alone = summary["alone"].values()
