@@ -205,3 +205,12 @@ def test_a_composite_of_conversational_metrics_judges_conversations_and_refuses_
     assert composite.measure(CASE, judge).score == pytest.approx((2 / 3 + 1) / 2)
     with pytest.raises(ConfigError, match="the parts judge different kinds of case"):
         build_metric("composite", {"metrics": [{"metric": "role_adherence"}, {"metric": "exact_match"}]})
+
+
+def test_a_broken_prompt_file_is_the_cases_error_not_the_runs(tmp_path: Any) -> None:
+    broken = tmp_path / "verdicts.txt"
+    broken.write_text("[[user]]\n{{ nowhere }}\n", encoding="utf-8")
+    metric = build_metric("role_adherence", {"verdicts_prompt": str(broken)})
+    assert metric.prompt_start(CASE) == "role_adherence\na cooking assistant"  # ordering still works
+    result = metric.measure(CASE, ScriptedJudge())
+    assert result.error is not None and result.error.startswith("PromptError: ") and "nowhere" in result.error

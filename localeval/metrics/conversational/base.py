@@ -23,6 +23,7 @@ from typing import Any
 
 from localeval.backends.base import Backend
 from localeval.case import ConversationalTestCase
+from localeval.errors import PromptError
 from localeval.metrics.judged import Exchange, JudgedMetric, ask
 from localeval.metrics.rag.base import judge_verdicts, tally
 from localeval.prompts import RenderedPrompt, load_prompt
@@ -57,7 +58,11 @@ class ConversationalMetric(JudgedMetric):
         raise NotImplementedError
 
     def prompt_start(self, case: Any) -> str:
-        return prompt_text(self.first_prompt(case))
+        """The first prompt itself: the transcript opens it, so the calls about one conversation sort together."""
+        try:
+            return prompt_text(self.first_prompt(case))
+        except PromptError:
+            return super().prompt_start(case)  # a broken prompt file: the run reports it when it measures the case
 
     def render(self, step: str, override: Path | None, case: ConversationalTestCase, **variables: Any) -> RenderedPrompt:
         """This metric's prompt for ``step`` (or the user's file instead), given the transcript and ``variables``."""
