@@ -18,7 +18,10 @@ state did not hold already), and counts every result by outcome as
 benchmarks/schema_check.py does (a schema failure would be an error result
 naming SchemaViolation; a reply cut by its token limit, TruncatedOutput).
 
-    python benchmarks/conversation_metrics.py [--limit 18] [--json out.json]
+    python benchmarks/conversation_metrics.py [--limit 18] [--joined] [--json out.json]
+
+``--joined`` measures one long conversation instead: the example conversations'
+turns one after the other (18 turns), where the shared transcript is longer.
 """
 
 from __future__ import annotations
@@ -61,6 +64,13 @@ def conversations(limit: int) -> list[ConversationalTestCase]:
         per_example.append([*cuts, *map(renamed, cuts)])
     found = [c for group in itertools.zip_longest(*per_example) for c in group if c is not None]
     return found[:limit]
+
+
+def joined() -> list[ConversationalTestCase]:
+    """One long conversation: the turns of every example conversation, one after the other."""
+    cases = [c for c in Dataset.load(EXAMPLE / "conversations.jsonl").cases if isinstance(c, ConversationalTestCase)]
+    turns = [turn for case in cases for turn in case.turns]
+    return [cases[0].model_copy(update={"turns": turns, "name": "joined"})]
 
 
 def renamed(case: ConversationalTestCase) -> ConversationalTestCase:
@@ -125,13 +135,14 @@ def show(name: str, result: dict[str, Any]) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=18, help="at most this many conversations")
+    parser.add_argument("--joined", action="store_true", help="one long conversation: every example's turns in a row")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
     spec, path = ModelCatalog(Paths.from_environ(os.environ).home).resolve(None)
     judge = LlamaCppBackend(path, spec)
     counter = EvalCounter(judge)
-    dataset = Dataset.from_cases(conversations(args.limit))
+    dataset = Dataset.from_cases(joined() if args.joined else conversations(args.limit))
     metrics = RunConfig.load(EXAMPLE / "eval.toml").build_metrics()
     summary: dict[str, Any] = {"model": spec.name, "conversations": len(dataset), "turns": sum(
         len(c.turns) for c in dataset.cases if isinstance(c, ConversationalTestCase))}
