@@ -12,6 +12,10 @@ In one process, in-process llama.cpp, no cache, reasons on:
    Consecutive calls are about different conversations, so each reads its
    transcript from scratch.
 
+Every run starts cold (the judge's KV state emptied), so that no run reuses what
+the one before it left behind: with one conversation, a run of one metric would
+otherwise find that conversation's transcript already read by the last run.
+
 It prints, per phase and metric, the seconds per conversation, the judge calls,
 the prompt tokens sent and the tokens llama.cpp actually evaluated (what its KV
 state did not hold already), and counts every result by outcome as
@@ -108,6 +112,8 @@ def outcomes(report: RunReport) -> collections.Counter[str]:
 
 
 def phase(dataset: Dataset, metrics: list[Metric], judge: LlamaCppBackend, counter: EvalCounter) -> dict[str, Any]:
+    """One run, started cold: the judge's KV state holds nothing of the last run, so no run profits from another."""
+    judge._llm.reset()  # noqa: SLF001 -- the benchmark's control, not something a run does
     before, start = counter.evaluated, time.perf_counter()
     report = evaluate(dataset, metrics, judge, options=RunOptions(order="prefix"))
     seconds = time.perf_counter() - start
