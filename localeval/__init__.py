@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from localeval.backends.options import BackendOptions, LlamaCppOptions
     from localeval.backends.registry import BackendKind, BuildContext
     from localeval.cache import CachedBackend, open_cache
-    from localeval.case import Golden, TestCase, ToolCall
+    from localeval.case import ConversationalTestCase, Golden, TestCase, ToolCall, Turn
     from localeval.catalog import ModelCatalog, ModelSpec
     from localeval.dataset import Dataset
     from localeval.distribution import CandidateDistribution
@@ -67,6 +67,13 @@ if TYPE_CHECKING:
         metric,
         register_metric,
     )
+    from localeval.metrics.conversational import (
+        ConversationalGEval,
+        ConversationCompleteness,
+        KnowledgeRetention,
+        RoleAdherence,
+        TurnRelevancy,
+    )
     from localeval.metrics.length import OutputLength
     from localeval.results import CaseResult, MetricResult, RunReport
     from localeval.runner import RunInterrupted, RunOptions, evaluate
@@ -91,6 +98,9 @@ _EXPORTS: dict[str, str] = {
     "Composite": "localeval.metrics",
     "ConfigError": "localeval.errors",
     "ContextualPrecision": "localeval.metrics",
+    "ConversationCompleteness": "localeval.metrics.conversational",
+    "ConversationalGEval": "localeval.metrics.conversational",
+    "ConversationalTestCase": "localeval.case",
     "ContextualRecall": "localeval.metrics",
     "ContextualRelevancy": "localeval.metrics",
     "DAG": "localeval.metrics",
@@ -107,6 +117,7 @@ _EXPORTS: dict[str, str] = {
     "Hallucination": "localeval.metrics",
     "JsonCorrectness": "localeval.metrics",
     "JsonReply": "localeval.backends.base",
+    "KnowledgeRetention": "localeval.metrics.conversational",
     "JsonRequest": "localeval.backends.base",
     "LlamaCppBackend": "localeval.backends.llamacpp",
     "LlamaCppOptions": "localeval.backends.options",
@@ -122,6 +133,7 @@ _EXPORTS: dict[str, str] = {
     "PiiLeakage": "localeval.metrics",
     "PromptAlignment": "localeval.metrics",
     "Rouge": "localeval.metrics",
+    "RoleAdherence": "localeval.metrics.conversational",
     "RunFinished": "localeval.events",
     "RunInterrupted": "localeval.runner",
     "RunOptions": "localeval.runner",
@@ -132,6 +144,8 @@ _EXPORTS: dict[str, str] = {
     "TestCase": "localeval.case",
     "ToolCall": "localeval.case",
     "Toxicity": "localeval.metrics",
+    "Turn": "localeval.case",
+    "TurnRelevancy": "localeval.metrics.conversational",
     "Verdict": "localeval.metrics",
     "build_metric": "localeval.metrics",
     "evaluate": "localeval.runner",

@@ -12,6 +12,7 @@ from localeval.metrics.agent import ArgumentCorrectness, TaskCompletion, ToolCor
 from localeval.metrics.arena import Arena
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.composite import Composite
+from localeval.metrics.conversational import CONVERSATIONAL_METRICS
 from localeval.metrics.custom import metric
 from localeval.metrics.dag import DAG
 from localeval.metrics.exact_match import ExactMatch
@@ -55,7 +56,7 @@ def _identity(cls: type[Metric]) -> str:
 for _builtin in (Arena, Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
                  ContextualPrecision, ContextualRecall, ContextualRelevancy, JsonCorrectness, Rouge, Bleu, Chrf,
                  Summarization, Bias, Toxicity, PiiLeakage, PromptAlignment,
-                 ToolCorrectness, ArgumentCorrectness, TaskCompletion):
+                 ToolCorrectness, ArgumentCorrectness, TaskCompletion, *CONVERSATIONAL_METRICS):
     register_metric(_builtin)
 
 
