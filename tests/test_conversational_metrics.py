@@ -13,7 +13,7 @@ from localeval.errors import ConfigError
 from localeval.metrics import build_metric
 from localeval.metrics.conversational import CONVERSATIONAL_METRICS, transcript
 from localeval.metrics.judged import REASON_SCHEMA
-from localeval.metrics.rag.base import verdicts_schema
+from localeval.metrics.items import verdicts_schema
 from localeval.schedule import plan
 from localeval.testing import ScriptedJudge
 

@@ -67,6 +67,9 @@ class Metric(BaseModel):
     kind: ClassVar[str]
     case_type: ClassVar[type[TestCase] | type[ConversationalTestCase]] = TestCase
     needs_judge: ClassVar[bool] = False
+    #: Required fields for which an empty value is a value (``"tools_called": []``: nothing was
+    #: called); absent (None) is still bad input.
+    empty_allowed: ClassVar[tuple[str, ...]] = ()
     #: Passes when score <= threshold instead of >= (hallucination: a share of contradictions).
     lower_is_better: ClassVar[bool] = False
 
@@ -145,7 +148,7 @@ class Metric(BaseModel):
 
     def check_case(self, case: Case) -> None:
         """Raise :class:`MetricInputError` for a case of the other kind, or naming the first required
-        field that is empty."""
+        field that is absent, or empty where ``empty_allowed`` does not allow it."""
         if not isinstance(case, self.case_type):
             conversations = self.case_type is ConversationalTestCase
             judged, given = ("conversations", "single-turn test cases") if conversations else (
@@ -156,7 +159,8 @@ class Metric(BaseModel):
                 problem=f"judges {judged}, and this dataset holds {given}",
             )
         for name in self.required_fields():
-            if case.field_value(name) in (None, "", []):
+            value = case.field_value(name)
+            if value is None or (value in ("", []) and name not in self.empty_allowed):
                 raise MetricInputError(self.display_name, name)
 
     def _result(self, *, start: float, **fields: Any) -> MetricResult:

@@ -24,8 +24,8 @@ from typing import Any
 from localeval.backends.base import Backend
 from localeval.case import ConversationalTestCase
 from localeval.errors import PromptError
+from localeval.metrics.items import judge_verdicts, tally
 from localeval.metrics.judged import Exchange, JudgedMetric, ask
-from localeval.metrics.rag.base import judge_verdicts, tally
 from localeval.prompts import RenderedPrompt, load_prompt
 
 #: The turn fields a transcript shows besides role and content, unless a metric says otherwise.

@@ -11,8 +11,8 @@ from localeval.backends.base import Backend
 from localeval.case import ConversationalTestCase
 from localeval.errors import BackendError
 from localeval.metrics.conversational.base import ConversationalMetric
+from localeval.metrics.items import items_schema, items_tokens, judge_verdicts, tally
 from localeval.metrics.judged import Exchange, Judgement, ask
-from localeval.metrics.rag.base import items_schema, items_tokens, judge_verdicts, tally
 from localeval.prompts import RenderedPrompt, load_prompt
 
 CHOICES = ("satisfied", "unsatisfied")

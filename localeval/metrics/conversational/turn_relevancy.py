@@ -11,8 +11,8 @@ from localeval.backends.base import Backend
 from localeval.case import ConversationalTestCase
 from localeval.errors import MetricInputError
 from localeval.metrics.conversational.base import ConversationalMetric, one_verdict
+from localeval.metrics.items import tally
 from localeval.metrics.judged import Exchange, Judgement
-from localeval.metrics.rag.base import tally
 from localeval.prompts import RenderedPrompt
 
 CHOICES = ("relevant", "irrelevant")
