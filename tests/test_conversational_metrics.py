@@ -12,8 +12,8 @@ from localeval.case import ConversationalTestCase
 from localeval.errors import ConfigError
 from localeval.metrics import build_metric
 from localeval.metrics.conversational import CONVERSATIONAL_METRICS, transcript
-from localeval.metrics.judged import REASON_SCHEMA
 from localeval.metrics.items import verdicts_schema
+from localeval.metrics.judged import REASON_SCHEMA
 from localeval.schedule import plan
 from localeval.testing import ScriptedJudge
 
