@@ -39,6 +39,7 @@ from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
 from localeval.plugins import load_plugins
 from localeval.synthesizer.options import SynthesizerOptions
+from localeval.targets.options import TargetOptions
 
 
 class _Section(BaseModel):
@@ -91,6 +92,9 @@ class RunConfig(_Section):
     synthesizer: SynthesizerOptions = Field(
         default_factory=SynthesizerOptions, description="How `localeval synthesize` writes goldens."
     )
+    target: TargetOptions | None = Field(
+        None, description="The model that writes actual_output for goldens that lack it ([target])."
+    )
     source: str = Field("<command line>", exclude=True)
 
     @classmethod
@@ -124,6 +128,7 @@ class RunConfig(_Section):
                     update={name: rebase(getattr(self.report, name)) for name in ("path", "html", "junit")}
                 ),
                 "cache": self.cache.model_copy(update={"dir": rebase(self.cache.dir)}),
+                "target": self.target.rebased(base) if self.target is not None else None,
             }
         )
 
