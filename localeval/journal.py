@@ -50,10 +50,11 @@ class JournalEntry(BaseModel):
 
 
 class GenerationEntry(BaseModel):
-    """The target's output for case ``case`` (a run with a ``[target]``), or why there is none."""
+    """Target ``target``'s output for case ``case`` (a run with targets), or why there is none."""
 
     case: int
     generation: Generation
+    target: str
 
 
 class Journal:
@@ -61,7 +62,7 @@ class Journal:
     target's outputs it held), and ``append`` / ``append_generation``."""
 
     def __init__(self, path: Path, header: JournalHeader, done: dict[tuple[int, str], MetricResult],
-                 stream: IO[bytes], generated: dict[int, Generation] | None = None) -> None:
+                 stream: IO[bytes], generated: dict[tuple[str, int], Generation] | None = None) -> None:
         self.path = path
         self.header = header
         self.done = done
@@ -101,11 +102,15 @@ class Journal:
         with self._lock:
             self._write(JournalEntry(case=case, result=result).model_dump_json())
 
-    def append_generation(self, case: int, generation: Generation) -> None:
-        """Record the target's output for a case durably: a resumed run does not generate it again."""
+    def append_generation(self, target: str, case: int, generation: Generation) -> None:
+        """Record a target's output for a case durably: a resumed run does not generate it again."""
         with self._lock:
-            self._write(GenerationEntry(case=case, generation=generation).model_dump_json())
-            self.generated[case] = generation
+            self._write(GenerationEntry(case=case, generation=generation, target=target).model_dump_json())
+            self.generated[(target, case)] = generation
+
+    def generated_by(self, target: str) -> dict[int, Generation]:
+        """The outputs of ``target`` the journal holds, by case."""
+        return {case: generation for (name, case), generation in self.generated.items() if name == target}
 
     def close(self) -> None:
         self._stream.close()
@@ -124,7 +129,7 @@ class Journal:
 
 def _parse(
     path: Path, data: bytes
-) -> tuple[JournalHeader, dict[tuple[int, str], MetricResult], dict[int, Generation], int]:
+) -> tuple[JournalHeader, dict[tuple[int, str], MetricResult], dict[tuple[str, int], Generation], int]:
     """The header, the results by (case, metric), the target's outputs by case, and the length of the whole lines."""
     lines = data.split(b"\n")
     torn = lines.pop()  # the text after the last newline: empty unless a write was cut
@@ -133,12 +138,12 @@ def _parse(
         raise InputError(f"{path}: not a run journal (no header line)")
     header = _header(path, lines[0])
     done: dict[tuple[int, str], MetricResult] = {}
-    generated: dict[int, Generation] = {}
+    generated: dict[tuple[str, int], Generation] = {}
     for number, line in enumerate(lines[1:], start=2):
         try:
             if line.startswith(b'{"case":') and b'"generation":' in line[:40]:
                 output = GenerationEntry.model_validate_json(line)
-                generated[output.case] = output.generation
+                generated[(output.target, output.case)] = output.generation
                 continue
             entry = JournalEntry.model_validate_json(line)
         except ValidationError as err:

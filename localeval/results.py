@@ -81,6 +81,7 @@ class CaseResult(BaseModel):
         default_factory=dict, description="The test case's non-empty fields, as judged."
     )
     results: list[MetricResult]
+    target: str | None = Field(None, description="With several targets: the target whose output was judged.")
 
 
 class MetricSummary(BaseModel):
@@ -160,7 +161,12 @@ class RunReport(BaseModel):
     cases: list[CaseResult]
     summary: list[MetricSummary]
     stats: RunStats = RunStats()
-    target: TargetRecord | None = Field(None, description="The target that wrote the outputs ([target]).")
+    targets: list[TargetRecord] = Field(
+        default_factory=list, description="The targets that wrote the outputs ([target] or [[targets]])."
+    )
+    target_summaries: dict[str, list[MetricSummary]] = Field(
+        default_factory=dict, description="With several targets: each target's summaries, by target name."
+    )
 
     @property
     def any_failed(self) -> bool:

@@ -158,11 +158,16 @@ def test_a_backend_without_free_text_is_refused_by_name() -> None:
 # -- localeval run with a target, in process, the target scripted -----------------------
 
 
-def run(project: Path, target: ScriptedJudge, monkeypatch: pytest.MonkeyPatch, **flags: Any) -> int:
-    def load(config: RunConfig, paths: Paths, environ: Any, stack: ExitStack, err: Console) -> CachedBackend:
-        return CachedBackend(target, None)
+def run(project: Path, target: ScriptedJudge | dict[str, ScriptedJudge], monkeypatch: pytest.MonkeyPatch,
+        **flags: Any) -> int:
+    """``localeval run`` in process with scripted targets (one, or by name) behind a cache that stores nothing."""
+    scripted = target if isinstance(target, dict) else {"scripted": target}
 
-    monkeypatch.setattr(session, "load_target", load)
+    def load(config: RunConfig, templates: Any, paths: Paths, environ: Any, stack: ExitStack,
+             err: Console) -> dict[str, CachedBackend]:
+        return {name: CachedBackend(judge, None) for name, judge in scripted.items() if name in templates}
+
+    monkeypatch.setattr(session, "load_targets", load)
     config = RunConfig.load(project / "eval.toml")
     paths = Paths(home=project / "home", cache=project / "cache")
     quiet = Console(file=io.StringIO())
@@ -181,7 +186,7 @@ def test_a_run_generates_journals_judges_and_reports_the_target(project: Path, m
         "metric": "exact_match", "cases": 3, "passed": 2, "failed": 0, "errored": 1, "pass_rate": 1.0,
         "mean_score": 1.0, "details": None,
     }
-    record = report["target"]
+    [record] = report["targets"]
     assert record["name"] == "scripted" and record["fingerprint"]["model"] == "scripted-model"
     assert record["template_sha256"] == PromptTemplate(RunConfig.load(project / "eval.toml").target, "").sha256  # type: ignore[arg-type]
     assert (record["generated"], record["errored"], record["given"]) == (1, 1, 1)
@@ -195,13 +200,13 @@ def test_a_resumed_run_never_generates_twice(project: Path, monkeypatch: pytest.
     stopped = run(project, ScriptedJudge(texts=["Paris", KeyboardInterrupt()]), monkeypatch, run_dir=project / "run")
     assert stopped == session.EXIT_INTERRUPTED
     with Journal.open(project / "run" / "journal.jsonl") as journal:
-        assert list(journal.generated) == [0]
+        assert list(journal.generated) == [("scripted", 0)]
     rest = ScriptedJudge(texts=["4"])
     assert run(project, rest, monkeypatch, resume=str(project / "run")) == session.EXIT_OK
     assert [r.messages[-1].content for r in rest.requests] == ["Q: 2 + 2?"]  # type: ignore[union-attr]
     report = json.loads((project / "run" / "report.json").read_text())
     assert [c["inputs"]["actual_output"] for c in report["cases"]] == ["Paris", "4", "blue"]
-    assert (report["target"]["resumed"], report["target"]["generated"]) == (1, 1)
+    assert (report["targets"][0]["resumed"], report["targets"][0]["generated"]) == (1, 1)
 
 
 def test_a_missing_field_stops_the_run_before_the_target_loads(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -213,7 +218,8 @@ def test_a_missing_field_stops_the_run_before_the_target_loads(project: Path, mo
 
 
 def test_generate_writes_the_cases_file(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(generation, "load_target", lambda *args: CachedBackend(ScriptedJudge(texts=["P", "4"]), None))
+    monkeypatch.setattr(generation, "load_targets",
+                        lambda *args: {"scripted": CachedBackend(ScriptedJudge(texts=["P", "4"]), None)})
     config = session.settings_from_cli(
         dataset=project / "goldens.jsonl", config=project / "eval.toml", metrics=None, model=None, threads=None,
         fields=None, list_delimiter=None, report=None, no_cache=True, cache_dir=None,
@@ -224,3 +230,50 @@ def test_generate_writes_the_cases_file(project: Path, monkeypatch: pytest.Monke
     written = Dataset.load(project / "cases.jsonl")
     assert [c.actual_output for c in written.cases] == ["P", "4", "blue"]
     assert [c.expected_output for c in written.cases] == ["Paris", "4", "blue"]
+
+
+# -- several targets side by side ---------------------------------------------------------
+
+TWO_TARGETS = """
+[dataset]
+path = "goldens.jsonl"
+
+[[targets]]
+name = "a"
+
+[[targets]]
+name = "b"
+user = "Short answer: {{ input }}"
+
+[[metrics]]
+metric = "exact_match"
+"""
+
+
+def test_two_targets_answer_every_golden_and_are_summarized_side_by_side(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "eval.toml").write_text(TWO_TARGETS)
+    a, b = ScriptedJudge(texts=["Paris", "4"]), ScriptedJudge(texts=["Lyon", BackendError("timed out")])
+    assert run(project, {"a": a, "b": b}, monkeypatch, run_dir=project / "run") == session.EXIT_ERRORED
+    assert [r.messages[-1].content for r in b.requests] == ["Short answer: Capital of France?", "Short answer: 2 + 2?"]  # type: ignore[union-attr]
+    report = json.loads((project / "run" / "report.json").read_text())
+    rows = [(c["name"], c["target"], c["inputs"].get("actual_output"), c["results"][0]["score"]) for c in report["cases"]]
+    assert rows == [("fr", "a", "Paris", 1.0), ("fr", "b", "Lyon", 0.0), ("sum", "a", "4", 1.0),
+                    ("sum", "b", None, None), ("given", "a", "blue", 1.0), ("given", "b", "blue", 1.0)]
+    assert report["cases"][3]["results"][0]["error"] == "the target failed: timed out (target b)"
+    by_target = {name: (s[0]["passed"], s[0]["failed"], s[0]["errored"], s[0]["mean_score"])
+                 for name, s in report["target_summaries"].items()}
+    assert by_target == {"a": (3, 0, 0, 1.0), "b": (1, 1, 1, 0.5)}
+    assert [(t["name"], t["generated"], t["errored"]) for t in report["targets"]] == [("a", 2, 0), ("b", 1, 1)]
+    lines = (project / "run" / "journal.jsonl").read_text().splitlines()[1:]
+    assert sorted((e["target"], e["case"]) for e in map(json.loads, lines) if "generation" in e) == [
+        ("a", 0), ("a", 1), ("b", 0), ("b", 1)]
+
+
+def test_target_and_targets_together_or_twice_the_same_name_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "eval.toml").write_text('[target]\nname = "a"\n\n[[targets]]\nname = "b"\n')
+    with pytest.raises(ConfigError, match="give \\[target\\] or \\[\\[targets\\]\\], not both"):
+        RunConfig.load(tmp_path / "eval.toml")
+    (tmp_path / "eval.toml").write_text('[[targets]]\nname = "a"\n\n[[targets]]\nname = "a"\n')
+    with pytest.raises(ConfigError, match="two targets are named 'a'"):
+        RunConfig.load(tmp_path / "eval.toml")

@@ -81,13 +81,13 @@ def test_run_generates_then_judges_and_a_second_run_makes_no_model_call(project)
     second = localeval("run", "-c", "eval.toml", "--run-dir", "b", env=env, cwd=folder)
     assert second.returncode == first.returncode, second.stderr
     a, b = (json.loads((folder / run / "report.json").read_text()) for run in ("a", "b"))
-    assert a["target"]["usage"]["model_calls"] == 2 and a["stats"]["model_calls"] == 4  # score + reason per case
-    assert b["target"]["usage"] == {"model_calls": 0, "cache_hits": 2, "prompt_tokens": 0, "completion_tokens": 0}
+    assert a["targets"][0]["usage"]["model_calls"] == 2 and a["stats"]["model_calls"] == 4  # score + reason per case
+    assert b["targets"][0]["usage"] == {"model_calls": 0, "cache_hits": 2, "prompt_tokens": 0, "completion_tokens": 0}
     assert (b["stats"]["model_calls"], b["stats"]["cache_hits"]) == (0, 4)
     outputs = [c["inputs"]["actual_output"] for c in a["cases"]]
     assert outputs == [c["inputs"]["actual_output"] for c in b["cases"]] and "Paris" in outputs[0]
-    assert a["target"]["fingerprint"]["kind"] == "llama.cpp" and a["target"]["fingerprint"]["model_sha256"]
-    assert a["target"]["template_sha256"] == b["target"]["template_sha256"]
+    assert a["targets"][0]["fingerprint"]["kind"] == "llama.cpp" and a["targets"][0]["fingerprint"]["model_sha256"]
+    assert a["targets"][0]["template_sha256"] == b["targets"][0]["template_sha256"]
 
     written = localeval("generate", "goldens.jsonl", "-c", "eval.toml", "--out", "cases.jsonl", env=env, cwd=folder)
     assert written.returncode == 0, written.stderr

@@ -78,9 +78,12 @@ def print_report(console: Console, report: RunReport) -> None:
     for name in metrics:
         table.add_column(name, justify="right")
     for case in rows:
-        table.add_row(str(case.index + 1), escape(case.name or case.location or ""), *map(_cell, case.results))
+        label = (case.name or case.location or "") + (f" @ {case.target}" if case.target else "")
+        table.add_row(str(case.index + 1), escape(label), *map(_cell, case.results))
     print_table(console, table)
     print_table(console, _summary_table(report))
+    if report.target_summaries:
+        print_table(console, _targets_table(report))
     for summary in report.summary:
         if summary.details.get("ranking"):
             print_table(console, _ranking_table(summary.metric, summary.details))
@@ -88,6 +91,23 @@ def print_report(console: Console, report: RunReport) -> None:
                                        "over both orders of every pair (0.5: no position bias)."))
     stats = report.stats
     print_line(console, f"{len(report.cases)} cases in {stats.duration_s:.1f} s{_cost(stats)}.")
+
+
+def _targets_table(report: RunReport) -> Table:
+    """Several targets side by side: per metric, each target's pass rate and mean score."""
+    table = Table(title="By target (pass rate, mean score)")
+    table.add_column("metric")
+    for name in report.target_summaries:
+        table.add_column(escape(name), justify="right")
+    for i, summary in enumerate(report.summary):
+        cells = []
+        for summaries in report.target_summaries.values():
+            mine = summaries[i]
+            rate = "-" if mine.pass_rate is None else f"{mine.pass_rate:.0%}"
+            mean = "-" if mine.mean_score is None else f"{mine.mean_score:.3f}"
+            cells.append(f"{rate} {mean}" + (f" ({mine.errored} errors)" if mine.errored else ""))
+        table.add_row(escape(summary.metric), *cells)
+    return table
 
 
 def _cost(stats: RunStats) -> str:

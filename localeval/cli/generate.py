@@ -15,49 +15,67 @@ from localeval.config import RunConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError
 from localeval.files import make_folder
+from localeval.journal import Journal
 from localeval.judge import load_judge
 from localeval.paths import Paths
 from localeval.reports.terminal import print_line
 from localeval.results import TargetRecord
-from localeval.targets import Generation, Outputs, PromptTemplate, generate_outputs, needing_output
+from localeval.targets import Generation, PromptTemplate, generate_outputs, needing_output
+from localeval.targets.side_by_side import Generated, one_target, side_by_side
 from localeval.targets.template import render_all
 
 #: How many failed cases are listed; the rest are counted.
 MAX_ERROR_LINES = 10
 
 
-def target_template(config: RunConfig, dataset: Dataset) -> PromptTemplate | None:
-    """The target's prompt when the run has a target and goldens without output, else None.
+def target_templates(config: RunConfig, dataset: Dataset) -> dict[str, PromptTemplate]:
+    """Each target's prompt, by name, when goldens lack an output (else none are needed).
 
-    Renders it for every such golden now: a field a golden lacks stops here, before any model call.
+    Renders every template for every such golden now: a field a golden lacks stops here,
+    before any model call.
     """
-    if config.target is None or not needing_output(dataset):
-        return None
-    template = PromptTemplate(config.target, config.source)
-    render_all(template, dataset, needing_output(dataset))
-    return template
+    todo = needing_output(dataset)
+    if not todo:
+        return {}
+    templates = {}
+    for options in config.all_targets():
+        templates[options.name] = template = PromptTemplate(options, config.source)
+        render_all(template, dataset, todo)
+    return templates
 
 
-def load_target(config: RunConfig, paths: Paths, environ: Mapping[str, str], stack: ExitStack,
-                err: Console) -> Backend:
-    """The target's backend, loaded as a judge is (any kind, behind the cache), closed with ``stack``."""
-    if config.target is None:
-        raise ConfigError(f"{config.source}: no [target] table: nothing writes the outputs")
-    if config.cache.enabled:
+def load_targets(config: RunConfig, templates: Mapping[str, PromptTemplate], paths: Paths,
+                 environ: Mapping[str, str], stack: ExitStack, err: Console) -> dict[str, Backend]:
+    """Each target's backend, loaded as a judge is (any kind, behind the cache), closed with ``stack``."""
+    if templates and config.cache.enabled:
         make_folder(config.cache.dir or paths.cache, "the cache folder")
-    return load_judge(config.target.backend, config.cache, paths, environ, stack, err, where="target.backend")
+    where = "target" if config.target is not None else "targets"
+    return {
+        options.name: load_judge(options.backend, config.cache, paths, environ, stack, err,
+                                 where=f"{where}.{options.name}.backend" if where == "targets" else "target.backend")
+        for options in config.all_targets() if options.name in templates
+    }
 
 
-def write_outputs(config: RunConfig, template: PromptTemplate, dataset: Dataset, target: Backend, err: Console,
-                  done: Mapping[int, Generation] | None = None,
-                  record: Callable[[int, Generation], None] | None = None) -> Outputs:
-    """Generate, with a progress bar, then say in one line what it took."""
-    assert config.target is not None  # the caller has a template, so a target
-    with generation_progress(err, config.target.name) as progress:
-        outputs = generate_outputs(dataset, config.target, template, target, done=done,
-                                   record=record or (lambda index, generation: None), progress=progress)
-    print_line(err, escape(generation_summary(outputs.record)))
-    return outputs
+def generate_all(config: RunConfig, templates: Mapping[str, PromptTemplate], dataset: Dataset,
+                 backends: Mapping[str, Backend], err: Console, journal: Journal | None = None) -> Generated:
+    """Every target's outputs (journaled when there is a journal), then the cases to judge."""
+    outputs = []
+    for options in config.all_targets():
+        done = journal.generated_by(options.name) if journal is not None else None
+        with generation_progress(err, options.name) as progress:
+            made = generate_outputs(dataset, options, templates[options.name], backends[options.name],
+                                    done=done, record=_recorder(journal, options.name), progress=progress)
+        print_line(err, escape(generation_summary(made.record)))
+        outputs.append(made)
+    return one_target(outputs[0]) if len(outputs) == 1 else side_by_side(dataset, outputs)
+
+
+def _recorder(journal: Journal | None, target: str) -> Callable[[int, Generation], None]:
+    """What keeps each output of ``target`` as it is written: the journal, when the run has one."""
+    if journal is None:
+        return lambda index, generation: None
+    return lambda index, generation: journal.append_generation(target, index, generation)
 
 
 def generation_summary(record: TargetRecord) -> str:
@@ -71,29 +89,33 @@ def generation_summary(record: TargetRecord) -> str:
 
 def generate(config: RunConfig, out_path: Path, paths: Paths, out: Console, err: Console,
              environ: Mapping[str, str]) -> int:
-    """``localeval generate``: the goldens with their outputs written to ``out_path``; returns the exit code."""
+    """``localeval generate``: the goldens with their outputs written to ``out_path``; returns the exit code.
+
+    With several targets, each golden is written once per target (``metadata.target`` says which).
+    """
     from localeval.cli.session import EXIT_ERRORED, EXIT_OK, load_dataset  # the session imports this module
 
-    if config.target is None:
+    if not config.all_targets():
         raise ConfigError(f"{config.source}: no [target] table: nothing writes the outputs")
     if not out_path.parent.is_dir():
         raise ConfigError(f"--out {out_path}: the folder {out_path.parent} does not exist")
     _, dataset = load_dataset(config)
-    template = target_template(config, dataset)
-    if template is None:
+    templates = target_templates(config, dataset)
+    if not templates:
         print_line(err, "every case has an actual_output already: nothing to generate")
         dataset.save(out_path)
         return EXIT_OK
     with ExitStack() as stack:
-        target = load_target(config, paths, environ, stack, err)
-        outputs = write_outputs(config, template, dataset, target, err)
-    outputs.dataset.save(out_path)
-    for index, error in list(outputs.failed.items())[:MAX_ERROR_LINES]:
-        print_line(err, f"[yellow]error:[/] {escape(dataset.locations[index])}: {escape(error)}")
-    if len(outputs.failed) > MAX_ERROR_LINES:
-        print_line(err, f"{len(outputs.failed) - MAX_ERROR_LINES} more errors")
+        backends = load_targets(config, templates, paths, environ, stack, err)
+        generated = generate_all(config, templates, dataset, backends, err)
+    generated.dataset.save(out_path)
+    failed = list(generated.unanswered.items())
+    for index, error in failed[:MAX_ERROR_LINES]:
+        print_line(err, f"[yellow]error:[/] {escape(generated.dataset.locations[index])}: {escape(error)}")
+    if len(failed) > MAX_ERROR_LINES:
+        print_line(err, f"{len(failed) - MAX_ERROR_LINES} more errors")
     print_line(out, escape(f"Cases: {out_path}"))
-    return EXIT_ERRORED if outputs.failed else EXIT_OK
+    return EXIT_ERRORED if failed else EXIT_OK
 
 
 @contextmanager

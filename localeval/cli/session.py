@@ -22,7 +22,7 @@ from localeval.cli.console import (
     print_report,
     progress_bar,
 )
-from localeval.cli.generate import load_target, target_template, write_outputs
+from localeval.cli.generate import generate_all, load_targets, target_templates
 from localeval.cli.runs import JOURNAL, find_run, load_report, resumed_config, start_run
 from localeval.config import CacheConfig, RunConfig
 from localeval.dataset import Dataset
@@ -159,14 +159,14 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
         config = resumed_config(journal)
     dataset_path, dataset = load_dataset(config)
     metrics = config.build_metrics()
-    template = target_template(config, dataset)  # every golden's prompt rendered: no model call yet
-    check_inputs(planned(dataset, needing_output(dataset)) if template else dataset, metrics)
+    templates = target_templates(config, dataset)  # every golden's prompt rendered: no model call yet
+    check_inputs(planned(dataset, needing_output(dataset)) if templates else dataset, metrics)
     tables = config.judge_tables(metrics)
-    _make_cache_folder(config.cache, paths, bool(tables) or template is not None)
+    _make_cache_folder(config.cache, paths, bool(tables) or bool(templates))
     if journal is None:  # a run whose judge then fails to load leaves this folder empty: no run
         make_folder(flags.run_dir or paths.runs, "the run folder" if flags.run_dir else "the folder of runs")
     with ExitStack() as stack:
-        target = load_target(config, paths, environ, stack, err) if template else None
+        targets = load_targets(config, templates, paths, environ, stack, err)
         judge, judges = load_judges(tables, config.cache, paths, environ, stack, err)
         if journal is None:  # only now: a judge that cannot load leaves no run behind
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
@@ -174,28 +174,27 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
         run_dir = stack.enter_context(journal).path.parent
         print_line(err, escape(f"Run {journal.header.run_id}: {run_dir}"))
         options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"))
-        outputs = None
-        if template is not None and target is not None:  # journaled: a resumed run does not generate twice
+        generated = None
+        if templates:  # journaled: a resumed run does not generate twice
             try:
-                outputs = write_outputs(config, template, dataset, target, err, journal.generated,
-                                        journal.append_generation)
+                generated = generate_all(config, templates, dataset, targets, err, journal)
             except KeyboardInterrupt:
                 print_line(err, escape(f"Interrupted: {len(journal.generated)} outputs are saved. "
                                        f"Resume with: localeval run --resume {run_dir}"))
                 return EXIT_INTERRUPTED
-            dataset = outputs.dataset
+            dataset = generated.dataset
         with progress_bar(err) as listen:
             try:
                 report = evaluate(dataset, metrics, judge, judges=judges, options=options, events=Events(listen),
-                                  journal=journal, unanswered=outputs.failed if outputs else None)
+                                  journal=journal, unanswered=generated.unanswered if generated else None)
             except RunInterrupted as stop:
                 print_line(err, escape(
                     f"Interrupted: {stop.finished} of {stop.total} results are saved. "
                     f"Resume with: localeval run --resume {run_dir}"
                 ))
                 return EXIT_INTERRUPTED
-    if outputs is not None:
-        report = report.model_copy(update={"target": outputs.record})
+    if generated is not None:
+        report = generated.apply(report, metrics)
     print_report(out, report)
     print_errors(err, report)
     written = write_reports(report, run_dir, config.report.copies())
