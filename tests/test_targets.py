@@ -277,3 +277,18 @@ def test_target_and_targets_together_or_twice_the_same_name_are_refused(tmp_path
     (tmp_path / "eval.toml").write_text('[[targets]]\nname = "a"\n\n[[targets]]\nname = "a"\n')
     with pytest.raises(ConfigError, match="two targets are named 'a'"):
         RunConfig.load(tmp_path / "eval.toml")
+
+
+def test_compare_matches_two_runs_of_two_targets_per_target(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from localeval.reports.compare import compare
+    from localeval.results import RunReport
+
+    (project / "eval.toml").write_text(TWO_TARGETS)
+    run(project, {"a": ScriptedJudge(texts=["Paris", "4"]), "b": ScriptedJudge(texts=["Lyon", "4"])}, monkeypatch,
+        run_dir=project / "one")
+    run(project, {"a": ScriptedJudge(texts=["Paris", "5"]), "b": ScriptedJudge(texts=["Paris", "4"])}, monkeypatch,
+        run_dir=project / "two")
+    one, two = (RunReport.load(project / name / "report.json") for name in ("one", "two"))
+    comparison = compare(one, two)
+    assert comparison.matched_by == "name"
+    assert sorted((c.case, c.kind) for c in comparison.changes) == [("fr @ b", "fix"), ("sum @ a", "regression")]
