@@ -292,3 +292,22 @@ def test_compare_matches_two_runs_of_two_targets_per_target(project: Path, monke
     comparison = compare(one, two)
     assert comparison.matched_by == "name"
     assert sorted((c.case, c.kind) for c in comparison.changes) == [("fr @ b", "fix"), ("sum @ a", "regression")]
+
+
+def test_generate_with_two_targets_writes_each_golden_once_per_target(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "eval.toml").write_text(TWO_TARGETS)
+    backends = {"a": CachedBackend(ScriptedJudge(texts=["Paris", "4"]), None),
+                "b": CachedBackend(ScriptedJudge(texts=["Lyon", BackendError("timed out")]), None)}
+    monkeypatch.setattr(generation, "load_targets", lambda *args: backends)
+    config = session.settings_from_cli(
+        dataset=project / "goldens.jsonl", config=project / "eval.toml", metrics=None, model=None, threads=None,
+        fields=None, list_delimiter=None, report=None, no_cache=True, cache_dir=None,
+    )
+    quiet = Console(file=io.StringIO())
+    code = generation.generate(config, project / "cases.jsonl", Paths(project, project / "c"), quiet, quiet, {})
+    assert code == session.EXIT_ERRORED  # b failed for one golden: written without output, listed
+    written = Dataset.load(project / "cases.jsonl")
+    assert [(c.name, c.metadata["target"], c.actual_output) for c in written.cases] == [
+        ("fr", "a", "Paris"), ("fr", "b", "Lyon"), ("sum", "a", "4"), ("sum", "b", None),
+        ("given", "a", "blue"), ("given", "b", "blue")]
