@@ -46,6 +46,7 @@ def test_the_page_has_the_by_target_table_and_the_outputs_side_by_side(page: Pat
     assert rows[2] == ["sum 2 + 2?", "4 exact_match: 1.000 pass",
                        "exact_match: the target failed: timed out (target b)"]
     assert XSS not in text  # an output is text, never markup
+    assert re.findall(r'<span class="name" data-sort="[^"]*">([^<]*)<', text)[:2] == ["fr @ a", "fr @ b"]
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs headless Chromium at /usr/bin/chromium")
