@@ -170,7 +170,7 @@ class RunConfig(_Section):
             where = f"{self.source}: metrics[{i}]"
             if not isinstance(kind, str):
                 raise ConfigError(f"{where}: the 'metric' key (its type, e.g. 'geval') is missing")
-            metric = self._rebase_paths(build_metric(kind, options, where))
+            metric = self._rebase_paths(build_metric(kind, options, where, folder=self._base()))
             self._check_judge(metric, where)
             built.append(metric)
         return built

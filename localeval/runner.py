@@ -21,7 +21,7 @@ from importlib.metadata import version
 from typing import Any
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.case import Case
 from localeval.dataset import Dataset
 from localeval.errors import (
     BackendError,
@@ -73,7 +73,8 @@ class RunInterrupted(LocalevalError):
 
 
 def check_inputs(dataset: Dataset, metrics: Sequence[Metric], skip: Collection[int] = ()) -> None:
-    """Fail before any model call when a case lacks a field a metric needs.
+    """Fail before any model call when a case lacks a field a metric needs, or a metric judges the
+    other kind of case (conversations, single-turn cases).
 
     Raises :class:`DatasetError` naming the file, line and field of the first problem.
     ``skip``: indexes of cases not judged (a target wrote no output for them).
@@ -92,7 +93,7 @@ def check_inputs(dataset: Dataset, metrics: Sequence[Metric], skip: Collection[i
             except MetricInputError as err:
                 path, _, line = location.rpartition(":")
                 raise DatasetError(
-                    f"metric '{err.metric}' needs it, and it is empty",
+                    f"metric '{err.metric}' {err.problem}",
                     path=path or location,
                     line=int(line) if line.isdigit() else None,
                     field=err.field,
@@ -156,7 +157,7 @@ def evaluate(
 class _Execution:
     """The measuring part of one run: a task in, a result recorded, journaled and announced."""
 
-    def __init__(self, cases: Sequence[TestCase], metrics: Sequence[Metric], panel: JudgePanel,
+    def __init__(self, cases: Sequence[Case], metrics: Sequence[Metric], panel: JudgePanel,
                  events: Events, journal: Journal | None, done: Done) -> None:
         self.cases, self.metrics, self.panel = cases, metrics, panel
         self.events, self.journal, self.done = events, journal, done
@@ -271,7 +272,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def case_inputs(case: TestCase) -> dict[str, Any]:
+def case_inputs(case: Case) -> dict[str, Any]:
     """A case's fields as a report shows them: the empty ones left out."""
     return case.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
 

@@ -24,6 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from localeval.events import Event, Listener, MetricFinished, RunStarted
+from localeval.reports.rules import turn_count
 from localeval.reports.terminal import print_line, print_table
 from localeval.results import MetricResult, RunReport, RunStats
 
@@ -78,7 +79,9 @@ def print_report(console: Console, report: RunReport) -> None:
     for name in metrics:
         table.add_column(name, justify="right")
     for case in rows:
-        label = (case.name or case.location or "") + (f" @ {case.target}" if case.target else "")
+        turns = turn_count(case)  # a conversation is one row, its length beside its name
+        label = (case.name or case.location or "") + ("" if turns is None else f" ({turns} turns)")
+        label += f" @ {case.target}" if case.target else ""
         table.add_row(str(case.index + 1), escape(label), *map(_cell, case.results))
     print_table(console, table)
     print_table(console, _summary_table(report))

@@ -34,6 +34,9 @@ def target_templates(config: RunConfig, dataset: Dataset) -> dict[str, PromptTem
     Renders every template for every such golden now: a field a golden lacks stops here,
     before any model call.
     """
+    if config.all_targets() and dataset.conversational:
+        raise ConfigError(f"{config.source}: a target answers single-turn goldens; "
+                          f"{dataset.locations[0]} holds conversations")
     todo = needing_output(dataset)
     if not todo:
         return {}

@@ -26,12 +26,12 @@ depends on it (:mod:`localeval.metrics.judged`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localeval.backends.base import Backend, DistributionRequest, JsonRequest
-from localeval.case import CASE_FIELDS, TestCase
+from localeval.case import CASE_FIELDS
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
 from localeval.metrics.base import field_text
@@ -67,10 +67,19 @@ class RubricItem(BaseModel):
 
 
 class GEval(JudgedMetric):
-    """Judge a case against free-text criteria with a local model."""
+    """Judge a case against free-text criteria with a local model.
+
+    A variant for another kind of case (:class:`~localeval.metrics.conversational.geval.ConversationalGEval`)
+    sets ``score_template``, ``parameter_names`` and overrides :meth:`shown_fields`.
+    """
 
     kind = "geval"
     prompt_folder = "geval"
+    #: The score prompt (under prompts/); the steps and reason prompts are G-Eval's for every variant.
+    score_template: ClassVar[str] = "geval/score"
+    #: What ``evaluation_params`` and ``field_labels`` may name.
+    parameter_names: ClassVar[tuple[str, ...]] = CASE_FIELDS
+    parameter_noun: ClassVar[str] = "test-case fields"
     #: Kept from before the shared base, so G-Eval's reason requests (and cached replies) stay the same.
     reason_tokens = 256
 
@@ -118,9 +127,9 @@ class GEval(JudgedMetric):
         if not self.criteria and not self.evaluation_steps:
             raise ValueError("give criteria or evaluation_steps")
         for option, names in (("evaluation_params", self.evaluation_params), ("field_labels", self.field_labels)):
-            unknown = [p for p in names if p not in CASE_FIELDS]
+            unknown = [p for p in names if p not in self.parameter_names]
             if unknown:
-                raise ValueError(f"{option} must name test-case fields, got {unknown}")
+                raise ValueError(f"{option} must name {self.parameter_noun}, got {unknown}")
         if not self.evaluation_params:
             raise ValueError("evaluation_params must name at least one test-case field")
         low, high = self.score_range
@@ -143,23 +152,23 @@ class GEval(JudgedMetric):
             update={"evaluation_steps": self._generate_steps(judge), "steps_source": "generated"}
         )
 
-    def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
+    def judge_case(self, case: Any, judge: Backend) -> Judgement:
         """The score, with the evaluation steps written first if this metric was not prepared."""
         return self.prepare(judge)._score_prepared(case, judge)
 
-    def prompt_start(self, case: TestCase) -> str:
+    def prompt_start(self, case: Any) -> str:
         """The score prompt itself: the case's fields come first, so calls on one case share them."""
         try:
-            prompt = load_prompt("geval/score", self.score_prompt).render(**self._variables(case))
+            prompt = load_prompt(self.score_template, self.score_prompt).render(**self._variables(case))
         except PromptError:
             return super().prompt_start(case)  # the run reports it when it measures the case
         return "\n".join(m.content for m in prompt.messages)
 
     # -- scoring -----------------------------------------------------------------------
 
-    def _score_prepared(self, case: TestCase, judge: Backend) -> Judgement:
+    def _score_prepared(self, case: Any, judge: Backend) -> Judgement:
         variables = self._variables(case)
-        prompt = load_prompt("geval/score", self.score_prompt).render(**variables)
+        prompt = load_prompt(self.score_template, self.score_prompt).render(**variables)
         method, fallback = self._method(judge)
         if method == "sampling":
             raw, evidence = self._sample(prompt, judge)
@@ -243,26 +252,34 @@ class GEval(JudgedMetric):
 
     # -- prompts -----------------------------------------------------------------------
 
-    def _variables(self, case: TestCase) -> dict[str, Any]:
+    def shown_fields(self, case: Any) -> dict[str, str]:
+        """What the judge sees of ``case``: each label (e.g. "Actual Output") and its text, in order."""
+        return {self._label(p): field_text(case.field_value(p)) for p in self.evaluation_params}
+
+    def _variables(self, case: Any) -> dict[str, Any]:
         """What the score and reason prompts see."""
         low, high = self.score_range
+        fields = self.shown_fields(case)
         return {
-            "fields": {self._label(p): field_text(case.field_value(p)) for p in self.evaluation_params},
+            "fields": fields,
             "criteria": self.criteria or "",
             "steps": self.evaluation_steps or (),
             "rubric": [(r.score_range[0], r.score_range[1], r.expected_outcome) for r in self.rubric],
-            "parameters": join_labels([self._label(p) for p in self.evaluation_params]),
+            "parameters": join_labels(list(fields)),
             "layout": self.layout,
             "low": low,
             "high": high,
         }
 
+    def shown_labels(self) -> list[str]:
+        """The labels of what the judge sees, as the steps prompt names them."""
+        return [self._label(p) for p in self.evaluation_params]
+
     def _label(self, field: str) -> str:
         return field_label(field, self.field_labels)
 
     def _generate_steps(self, judge: Backend) -> tuple[str, ...]:
-        parameters = join_labels([self._label(p) for p in self.evaluation_params])
-        return generate_steps(judge, self.criteria, parameters, self.steps_prompt)
+        return generate_steps(judge, self.criteria, join_labels(self.shown_labels()), self.steps_prompt)
 
 
 def most_likely_score(probabilities: dict[str, float], scores: dict[str, float]) -> float:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from localeval.backends.base import Backend, Message, TextBackend
 from localeval.cache import CachedBackend
-from localeval.case import TestCase
+from localeval.case import Case, TestCase
 from localeval.dataset import Dataset
 from localeval.errors import BackendError, ConfigError
 from localeval.results import JudgeUsage, TargetRecord
@@ -45,15 +45,16 @@ class Outputs:
 
 
 def needing_output(dataset: Dataset) -> list[int]:
-    """The indexes of the cases without an ``actual_output`` (goldens)."""
-    return [i for i, case in enumerate(dataset.cases) if case.actual_output is None]
+    """The indexes of the single-turn cases without an ``actual_output`` (goldens); conversations
+    have their turns already."""
+    return [i for i, case in enumerate(dataset.cases) if isinstance(case, TestCase) and case.actual_output is None]
 
 
 def planned(dataset: Dataset, todo: list[int]) -> Dataset:
     """``dataset`` as it will be once generated: a stand-in output where one will be, so metrics'
     input checks run before any model call."""
-    cases = [c.model_copy(update={"actual_output": "<generated>"}) if i in set(todo) else c
-             for i, c in enumerate(dataset.cases)]
+    cases: list[Case] = [c.model_copy(update={"actual_output": "<generated>"}) if i in set(todo) else c
+                         for i, c in enumerate(dataset.cases)]
     return Dataset(cases, dataset.locations, dataset.source)
 
 
@@ -86,7 +87,7 @@ def generate_outputs(
         progress(count, len(todo))
     after = _usage(target)
     failed = {i: f"the target failed: {done[i].error}" for i in todo if done[i].error is not None}
-    cases = [_filled(case, done.get(i)) for i, case in enumerate(dataset.cases)]
+    cases: list[Case] = [_filled(case, done.get(i)) for i, case in enumerate(dataset.cases)]
     return Outputs(
         dataset=Dataset(cases, dataset.locations, dataset.source),
         failed=failed,
@@ -111,8 +112,8 @@ def _generate(target: TextBackend, options: TargetOptions, messages: tuple[Messa
     return Generation(output=reply.text, finish_reason=reply.finish_reason, duration_s=time.perf_counter() - start)
 
 
-def _filled(case: TestCase, generation: Generation | None) -> TestCase:
-    if generation is None or generation.output is None:
+def _filled(case: Case, generation: Generation | None) -> Case:
+    if not isinstance(case, TestCase) or generation is None or generation.output is None:
         return case
     return case.model_copy(update={"actual_output": generation.output})
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from localeval.case import TestCase
+from localeval.case import Case
 from localeval.dataset import Dataset
 from localeval.metrics.base import Metric
 from localeval.results import MetricSummary, RunReport, TargetRecord
@@ -40,7 +40,7 @@ def one_target(outputs: Outputs) -> Generated:
 
 def side_by_side(dataset: Dataset, outputs: Sequence[Outputs]) -> Generated:
     """Every golden once per target, in golden-major order."""
-    cases: list[TestCase] = []
+    cases: list[Case] = []
     locations: list[str] = []
     unanswered: dict[int, str] = {}
     targets: list[str | None] = []

@@ -86,8 +86,14 @@ class PromptTemplate:
 
 
 def render_all(template: PromptTemplate, dataset: Dataset, todo: list[int]) -> dict[int, tuple[Message, ...]]:
-    """The messages of every case in ``todo`` (indexes), rendered before any model call."""
-    return {i: template.render(dataset.cases[i], dataset.locations[i]) for i in todo}
+    """The messages of every case in ``todo`` (indexes of single-turn cases), rendered before any model call."""
+    rendered = {}
+    for i in todo:
+        case = dataset.cases[i]
+        if not isinstance(case, TestCase):
+            raise ConfigError(f"{dataset.locations[i]}: a target answers single-turn goldens, not a conversation")
+        rendered[i] = template.render(case, dataset.locations[i])
+    return rendered
 
 
 def _text(options: TargetOptions, role: str, source: str) -> tuple[str | None, str]:

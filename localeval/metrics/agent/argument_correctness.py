@@ -9,7 +9,7 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
-from localeval.metrics.agent.calls import MAX_OUTPUT_CHARS, TOOL_FIELDS, call_views, check_present
+from localeval.metrics.agent.calls import MAX_OUTPUT_CHARS, TOOL_FIELDS, call_views
 from localeval.metrics.base import Verdict
 from localeval.metrics.judged import Exchange, JudgedMetric, Judgement, ask
 from localeval.prompts import load_prompt
@@ -65,6 +65,7 @@ class ArgumentCorrectness(JudgedMetric):
     """
 
     kind = "argument_correctness"
+    empty_allowed = TOOL_FIELDS
     prompt_folder = "argument_correctness"
 
     max_output_chars: int = Field(
@@ -74,9 +75,6 @@ class ArgumentCorrectness(JudgedMetric):
 
     def required_fields(self) -> tuple[str, ...]:
         return ("input", "tools_called")
-
-    def check_case(self, case: TestCase) -> None:
-        check_present(self, case, TOOL_FIELDS)
 
     def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
         if not case.tools_called:  # nothing to judge, so nothing to ask or explain

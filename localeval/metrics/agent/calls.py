@@ -1,31 +1,17 @@
-"""What the agentic metrics share: the check that tool fields are present, and tool calls as prompts show them."""
+"""What the agentic metrics share: which tool fields may be empty, and tool calls as prompts show them."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from localeval.case import TestCase, ToolCall
-from localeval.errors import MetricInputError
-from localeval.metrics.base import Metric
+from localeval.case import ToolCall
 
-#: Fields where an empty list is a meaningful value ("no tool was called / expected"), unlike an absent one.
+#: Fields where an empty list is a meaningful value ("no tool was called / expected"), unlike an absent one:
+#: the agentic metrics' ``empty_allowed``.
 TOOL_FIELDS: tuple[str, ...] = ("tools_called", "expected_tools")
 #: The most characters of a tool's output a prompt shows; the rest is cut, and the cut is marked.
 MAX_OUTPUT_CHARS = 600
-
-
-def check_present(metric: Metric, case: TestCase, empty_allowed: tuple[str, ...]) -> None:
-    """Raise :class:`MetricInputError` for the first required field that is absent, or empty where it may not be.
-
-    An agent trace with ``"tools_called": []`` says that the agent called nothing,
-    which the agentic metrics score; a trace without the key says nothing, which is
-    bad input.
-    """
-    for name in metric.required_fields():
-        value = case.field_value(name)
-        if value is None or (value in ("", []) and name not in empty_allowed):
-            raise MetricInputError(metric.display_name, name)
 
 
 def json_text(value: Any, limit: int | None = None) -> str:

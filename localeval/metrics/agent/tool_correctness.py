@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase, ToolCall
-from localeval.metrics.agent.calls import TOOL_FIELDS, check_present
+from localeval.metrics.agent.calls import TOOL_FIELDS
 from localeval.metrics.agent.matching import (
     Matches,
     Pair,
@@ -74,6 +74,7 @@ class ToolCorrectness(Metric):
     """
 
     kind = "tool_correctness"
+    empty_allowed = TOOL_FIELDS
 
     evaluation_params: tuple[ToolField, ...] = Field(
         ("name",), description="What must agree for a call to match: name, input_parameters, output."
@@ -98,9 +99,6 @@ class ToolCorrectness(Metric):
 
     def required_fields(self) -> tuple[str, ...]:
         return ("tools_called", "expected_tools")
-
-    def check_case(self, case: TestCase) -> None:
-        check_present(self, case, TOOL_FIELDS)
 
     def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
         expected, called = list(case.expected_tools or ()), list(case.tools_called or ())
