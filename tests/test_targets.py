@@ -311,3 +311,12 @@ def test_generate_with_two_targets_writes_each_golden_once_per_target(
     assert [(c.name, c.metadata["target"], c.actual_output) for c in written.cases] == [
         ("fr", "a", "Paris"), ("fr", "b", "Lyon"), ("sum", "a", "4"), ("sum", "b", None),
         ("given", "a", "blue"), ("given", "b", "blue")]
+
+
+def test_a_target_over_conversations_is_refused_by_name() -> None:
+    from localeval.case import ConversationalTestCase
+
+    talk = ConversationalTestCase(turns=[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}])
+    config = RunConfig(target=TargetOptions(), source="eval.toml")
+    with pytest.raises(ConfigError, match=r"^eval.toml: a target answers single-turn goldens; <memory>:1 holds conversations$"):
+        generation.target_templates(config, Dataset.from_cases([talk]))
