@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 import traceback
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -72,18 +72,21 @@ class RunInterrupted(LocalevalError):
         self.run_id, self.finished, self.total = run_id, finished, total
 
 
-def check_inputs(dataset: Dataset, metrics: Sequence[Metric]) -> None:
+def check_inputs(dataset: Dataset, metrics: Sequence[Metric], skip: Collection[int] = ()) -> None:
     """Fail before any model call when a case lacks a field a metric needs, or a metric judges the
     other kind of case (conversations, single-turn cases).
 
     Raises :class:`DatasetError` naming the file, line and field of the first problem.
+    ``skip``: indexes of cases not judged (a target wrote no output for them).
     """
     names = [m.display_name for m in metrics]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"two metrics are named {duplicates[0]!r}; give each a distinct name")
     dataset.require_cases()  # a run over nothing would report that every metric passed
-    for case, location in zip(dataset.cases, dataset.locations):
+    for index, (case, location) in enumerate(zip(dataset.cases, dataset.locations)):
+        if index in skip:
+            continue
         for metric in metrics:
             try:
                 metric.check_case(case)
@@ -106,20 +109,25 @@ def evaluate(
     options: RunOptions | None = None,
     events: Events | None = None,
     journal: Journal | None = None,
+    unanswered: Mapping[int, str] | None = None,
 ) -> RunReport:
     """Score every case with every metric; see the module's docstring for how.
 
     ``judge`` is the default judge; ``judges`` are the named ones, which a metric
-    asks by its ``judge`` option (:mod:`localeval.panel`).
+    asks by its ``judge`` option (:mod:`localeval.panel`). ``unanswered`` maps
+    the indexes of cases that have no output to judge (the target failed) to why:
+    each of their results is that error, counted, not judged.
     """
     options = options or RunOptions()
     events = events or Events()
-    check_inputs(dataset, metrics)
+    unanswered = unanswered or {}
+    check_inputs(dataset, metrics, skip=unanswered)
     panel = JudgePanel.of(metrics, judge, judges)
     before = panel.usage()
     start = time.perf_counter()
     run_id, created_at = _identity(journal)
     done: Done = dict(journal.done) if journal is not None else {}
+    done.update(_unanswered(metrics, unanswered))
     names = tuple(m.display_name for m in metrics)
     tasks = [t for t in plan(dataset.cases, metrics, options.order) if (t.case, names[t.metric]) not in done]
     total = len(dataset) * len(metrics)
@@ -139,7 +147,8 @@ def evaluate(
         judges=panel.fingerprints(),
         cases=cases,
         summary=_summaries(cases, metrics),
-        stats=_stats(panel, before, time.perf_counter() - start, resumed=total - len(tasks)),
+        stats=_stats(panel, before, time.perf_counter() - start,
+                     resumed=total - len(tasks) - len(unanswered) * len(metrics)),
     )
     events.emit(RunFinished(run_id, report.stats.duration_s, report))
     return report
@@ -238,6 +247,15 @@ def _unexpected(metric: Metric, err: Exception) -> MetricResult:
         error=f"unexpected {type(err).__name__}: {err}",
         details={"traceback": traceback.format_exc(limit=-8)},
     )
+
+
+def _unanswered(metrics: Sequence[Metric], unanswered: Mapping[int, str]) -> Done:
+    """An error result for every metric of every case without an output (not journaled: the journal
+    holds the target's error itself)."""
+    return {
+        (index, m.display_name): MetricResult(metric=m.display_name, kind=m.kind, threshold=m.threshold, error=why)
+        for index, why in unanswered.items() for m in metrics
+    }
 
 
 def _identity(journal: Journal | None) -> tuple[str, str]:

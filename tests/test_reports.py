@@ -261,7 +261,7 @@ def test_cases_jsonl_round_trips(tmp_path: Path) -> None:
     lines = path.read_text(encoding="utf-8").split("\n")
     assert len(lines) == len(report.cases) + 1 and lines[-1] == ""
     first = json.loads(lines[0])
-    assert list(first) == ["index", "name", "location", "inputs", "results"]
+    assert list(first) == ["index", "name", "location", "inputs", "results", "target"]
     assert read_cases(path) == report.cases  # U+2028 inside a string survives
 
 

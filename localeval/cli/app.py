@@ -177,6 +177,31 @@ def synthesize(
 
 
 @app.command()
+def generate(
+    goldens: Annotated[Path, typer.Argument(help="Goldens (JSONL, JSON or CSV): cases without actual_output.")],
+    config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config with a [target] table.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The cases file to write (JSONL, JSON or CSV).")],
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+) -> None:
+    """Write actual_output for every golden that lacks one with the config's [target] model.
+
+    Deterministic generation (temperature 0, or a seed) is cached: a second run makes no
+    model call. Exit codes: 0 done; 3 written, but the target failed for some goldens
+    (listed; they are left without output); 2 bad usage or input (a template field a
+    golden lacks), before any model call.
+    """
+    from localeval.cli import generate as generation
+    from localeval.cli import session
+
+    settings = session.settings_from_cli(
+        dataset=goldens, config=config, metrics=None, model=None, threads=None, fields=None,
+        list_delimiter=None, report=None, no_cache=no_cache, cache_dir=cache_dir,
+    )
+    raise typer.Exit(generation.generate(settings, out, _paths(), _out(), _err(), os.environ))
+
+
+@app.command()
 def report(
     run: Annotated[str, typer.Argument(help="A run: its id, its folder, or a report.json.")],
     out: Annotated[Path | None, typer.Option(help="Write every format into this folder (default: the run's).")] = None,

@@ -81,9 +81,12 @@ def print_report(console: Console, report: RunReport) -> None:
     for case in rows:
         turns = turn_count(case)  # a conversation is one row, its length beside its name
         label = (case.name or case.location or "") + ("" if turns is None else f" ({turns} turns)")
+        label += f" @ {case.target}" if case.target else ""
         table.add_row(str(case.index + 1), escape(label), *map(_cell, case.results))
     print_table(console, table)
     print_table(console, _summary_table(report))
+    if report.target_summaries:
+        print_table(console, _targets_table(report))
     for summary in report.summary:
         if summary.details.get("ranking"):
             print_table(console, _ranking_table(summary.metric, summary.details))
@@ -91,6 +94,23 @@ def print_report(console: Console, report: RunReport) -> None:
                                        "over both orders of every pair (0.5: no position bias)."))
     stats = report.stats
     print_line(console, f"{len(report.cases)} cases in {stats.duration_s:.1f} s{_cost(stats)}.")
+
+
+def _targets_table(report: RunReport) -> Table:
+    """Several targets side by side: per metric, each target's pass rate and mean score."""
+    table = Table(title="By target (pass rate, mean score)")
+    table.add_column("metric")
+    for name in report.target_summaries:
+        table.add_column(escape(name), justify="right")
+    for i, summary in enumerate(report.summary):
+        cells = []
+        for summaries in report.target_summaries.values():
+            mine = summaries[i]
+            rate = "-" if mine.pass_rate is None else f"{mine.pass_rate:.0%}"
+            mean = "-" if mine.mean_score is None else f"{mine.mean_score:.3f}"
+            cells.append(f"{rate} {mean}" + (f" ({mine.errored} errors)" if mine.errored else ""))
+        table.add_row(escape(summary.metric), *cells)
+    return table
 
 
 def _cost(stats: RunStats) -> str:

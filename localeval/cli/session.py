@@ -22,6 +22,7 @@ from localeval.cli.console import (
     print_report,
     progress_bar,
 )
+from localeval.cli.generate import generate_all, load_targets, target_templates
 from localeval.cli.runs import JOURNAL, find_run, load_report, resumed_config, start_run
 from localeval.config import CacheConfig, RunConfig
 from localeval.dataset import Dataset
@@ -44,6 +45,7 @@ from localeval.reports.terminal import print_line
 from localeval.results import RunReport
 from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
 from localeval.schedule import Order
+from localeval.targets import needing_output, planned
 
 EXIT_OK, EXIT_FAILED, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 3, 130
 
@@ -155,14 +157,16 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     journal = Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) if flags.resume else None
     if journal is not None:
         config = resumed_config(journal)
-    dataset_path, dataset = _dataset(config)
+    dataset_path, dataset = load_dataset(config)
     metrics = config.build_metrics()
-    check_inputs(dataset, metrics)
+    templates = target_templates(config, dataset)  # every golden's prompt rendered: no model call yet
+    check_inputs(planned(dataset, needing_output(dataset)) if templates else dataset, metrics)
     tables = config.judge_tables(metrics)
-    _make_cache_folder(config.cache, paths, bool(tables))
+    _make_cache_folder(config.cache, paths, bool(tables) or bool(templates))
     if journal is None:  # a run whose judge then fails to load leaves this folder empty: no run
         make_folder(flags.run_dir or paths.runs, "the run folder" if flags.run_dir else "the folder of runs")
     with ExitStack() as stack:
+        targets = load_targets(config, templates, paths, environ, stack, err)
         judge, judges = load_judges(tables, config.cache, paths, environ, stack, err)
         if journal is None:  # only now: a judge that cannot load leaves no run behind
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
@@ -170,16 +174,27 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
         run_dir = stack.enter_context(journal).path.parent
         print_line(err, escape(f"Run {journal.header.run_id}: {run_dir}"))
         options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"))
+        generated = None
+        if templates:  # journaled: a resumed run does not generate twice
+            try:
+                generated = generate_all(config, templates, dataset, targets, err, journal)
+            except KeyboardInterrupt:
+                print_line(err, escape(f"Interrupted: {len(journal.generated)} outputs are saved. "
+                                       f"Resume with: localeval run --resume {run_dir}"))
+                return EXIT_INTERRUPTED
+            dataset = generated.dataset
         with progress_bar(err) as listen:
             try:
                 report = evaluate(dataset, metrics, judge, judges=judges, options=options, events=Events(listen),
-                                  journal=journal)
+                                  journal=journal, unanswered=generated.unanswered if generated else None)
             except RunInterrupted as stop:
                 print_line(err, escape(
                     f"Interrupted: {stop.finished} of {stop.total} results are saved. "
                     f"Resume with: localeval run --resume {run_dir}"
                 ))
                 return EXIT_INTERRUPTED
+    if generated is not None:
+        report = generated.apply(report, metrics)
     print_report(out, report)
     print_errors(err, report)
     written = write_reports(report, run_dir, config.report.copies())
@@ -187,7 +202,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     return _exit_code(report)
 
 
-def _dataset(config: RunConfig) -> tuple[Path, Dataset]:
+def load_dataset(config: RunConfig) -> tuple[Path, Dataset]:
     """The configured dataset file and its cases; a file without cases is an error, not a pass."""
     path = config.dataset.path
     if path is None:

@@ -223,20 +223,26 @@ def _metric_summary(
 
 
 def names_are_keys(report: RunReport) -> bool:
-    """Whether cases can be matched by name: every case of the run has one, and none repeats."""
-    names = [c.name for c in report.cases]
-    return all(names) and len(set(names)) == len(names)
+    """Whether cases can be matched by name: every case of the run has one, and none repeats
+    (with several targets, none repeats for the same target)."""
+    names = [(c.name, c.target) for c in report.cases]
+    return all(name for name, _ in names) and len(set(names)) == len(names)
 
 
 def case_key(case: CaseResult, by_name: bool) -> str:
-    """The key two runs' cases are matched by: the name, or "#index"."""
-    return case.name if by_name and case.name else f"#{case.index}"
+    """The key two runs' cases are matched by: the name, or "#index"; with several targets, and the target."""
+    return (case.name if by_name and case.name else f"#{case.index}") + _at(case)
 
 
 def _label(case: CaseResult, by_name: bool) -> str:
     if by_name and case.name:
-        return case.name
-    return f"#{case.index + 1}" + (f" {case.name}" if case.name else "")
+        return case.name + _at(case)
+    return f"#{case.index + 1}" + (f" {case.name}" if case.name else "") + _at(case)
+
+
+def _at(case: CaseResult) -> str:
+    """" @ target" for a case of a run with several targets (compare works per target), else ""."""
+    return f" @ {case.target}" if case.target else ""
 
 
 def _by_metric(case: CaseResult) -> dict[str, MetricResult]:

@@ -18,6 +18,7 @@ from localeval.reports.arena_html import render_arena
 from localeval.reports.cases_html import render_cases
 from localeval.reports.rules import pass_rule
 from localeval.reports.svg import histogram
+from localeval.reports.targets_html import render_targets
 from localeval.results import MetricResult, MetricSummary, RunReport
 
 
@@ -30,7 +31,7 @@ def render_html(report: RunReport) -> str:
         script=_asset("report.js"),
         header=_header(report),
         summary=_summary(report),
-        arena=_arena(report),
+        arena=_arena(report) + render_targets(report),
         cases=render_cases(report),
         version=escape(report.localeval_version),
     )

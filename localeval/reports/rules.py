@@ -27,8 +27,8 @@ def case_anchor(case: CaseResult) -> str:
 
 
 def case_label(case: CaseResult) -> str:
-    """The case's name, or ``case-<number>`` when it has none."""
-    return case.name or case_anchor(case)
+    """The case's name, or ``case-<number>`` when it has none; `` @ target`` with several targets."""
+    return (case.name or case_anchor(case)) + (f" @ {case.target}" if case.target else "")
 
 
 def pass_rule(result: MetricResult) -> PassRule:
