@@ -24,9 +24,9 @@ How a run goes (docs/scale.md has the commands and the measurements):
   (``max_restarts``, ``max_task_retries``); finished results are already on the
   driver and in the journal.
 
-Air-gapped: a local runtime that this module starts binds to 127.0.0.1, starts
-no dashboard, and runs with Ray's usage statistics off (``RAY_USAGE_STATS_ENABLED=0``
-unless the environment sets it).
+Air-gapped: Ray's usage statistics are off (``RAY_USAGE_STATS_ENABLED=0`` unless
+the environment sets it); a local runtime that this module starts listens on
+127.0.0.1 only (:func:`import_ray`) and starts no dashboard.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ from localeval.schedule import Task, groups
 #: The most tasks in one group: big enough that a group's first, cold prompt is a small
 #: share of its work, small enough that the last groups of a run keep every actor busy.
 MAX_GROUP = 64
+LOOPBACK = ("127.0.0.1", "::1")
 
 
 class ExecutorError(LocalevalError):
@@ -125,7 +126,7 @@ class RayExecutor:
     max_restarts: int = 3  #: per actor; its unfinished tasks are retried as often
 
     def execute(self, tasks: Sequence[Task], work: Work, record: Record) -> JudgeUsage:
-        ray = import_ray()
+        ray = import_ray(local=self.address is None)
         connected = connect(ray, self.address)
         actors: list[Any] = []
         try:
@@ -204,8 +205,18 @@ class _Stream:
             self.work.events.emit(MetricStarted(task.case, self.work.metrics[task.metric].display_name))
 
 
-def import_ray() -> ModuleType:
-    """The ray module; a one-line error naming the extra when it is not installed."""
+def import_ray(local: bool) -> ModuleType:
+    """The ray module, its usage statistics off; a one-line error naming the extra when it is missing.
+
+    ``local``: for a runtime started here, whose every server must listen on
+    127.0.0.1 only. Ray binds its servers to the node's address, which on Linux is
+    the machine's network address even when asked for 127.0.0.1, unless
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (a single-machine node: loopback
+    only); Ray reads that when it is imported, so it is set first.
+    """
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # read by ray.init and what it starts
+    if local:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     try:
         import ray
     except ImportError as err:
@@ -218,11 +229,14 @@ def connect(ray: ModuleType, address: str | None) -> bool:
     False when this process was already connected (the caller's runtime: left alone)."""
     if ray.is_initialized():
         return False
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # read by ray.init and what it starts
     if address is not None:
         ray.init(address=address, log_to_driver=False)
-    else:
-        ray.init(address="local", _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False)
+        return True
+    node = ray.util.get_node_ip_address()
+    if node not in LOOPBACK:  # ray was imported before import_ray could make it single-machine
+        raise ExecutorError(f"a local Ray runtime would listen on {node}, not 127.0.0.1: set "
+                            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before ray is imported, or give --ray-address")
+    ray.init(address="local", _node_ip_address=node, include_dashboard=False, log_to_driver=False)
     return True
 
 
@@ -239,6 +253,6 @@ def _mismatch(expected: dict[str | None, Fingerprint], found: dict[str | None, F
     for name, fingerprint in expected.items():
         if found.get(name) != fingerprint:
             which = "the default judge" if name is None else f"judge {name!r}"
-            return (f"a Ray worker's {which} is not the driver's ({found.get(name)} != {fingerprint}): "
+            return (f"{which} of a Ray worker is not the driver's ({found.get(name)} != {fingerprint}): "
                     "every node needs the same model file and settings")
     return "a Ray worker has other judges than the driver"

@@ -6,6 +6,7 @@ the command-line tests start their own, as a user's run does.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import signal
@@ -14,6 +15,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +31,13 @@ from localeval.events import Event, Events, MetricFinished
 from localeval.judge import load_judges
 from localeval.metrics import build_metric
 from localeval.paths import Paths
-from localeval.ray_executor import JudgeRecipe, RayExecutor
+from localeval.ray_executor import JudgeRecipe, RayExecutor, import_ray
 from localeval.results import RunReport
 from localeval.runner import RunOptions, evaluate
 from localeval.schedule import Task, groups
 
-ray = pytest.importorskip("ray")  # the test extra installs it; CI runs these
+#: The test extra installs Ray (CI runs these); without it only the test of that error runs.
+needs_ray = pytest.mark.skipif(find_spec("ray") is None, reason="the ray extra is not installed")
 
 ANSWERS = [
     ("What is the capital of France?", "Paris"),
@@ -66,10 +69,11 @@ def outcomes(report: RunReport) -> list[list[tuple[str, float | None, bool | Non
 
 
 @pytest.fixture(scope="module")
-def runtime() -> Iterator[None]:
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+def runtime() -> Iterator[Any]:
+    """A local Ray runtime of 2 CPUs on 127.0.0.1, as localeval starts one (its environment first)."""
+    ray = import_ray(local=True)
     ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False)
-    yield
+    yield ray
     ray.shutdown()
 
 
@@ -94,20 +98,32 @@ def test_groups_are_contiguous_runs_of_the_plan() -> None:
         groups(tasks, 0)
 
 
+@needs_ray
 @pytest.mark.model
-def test_two_ray_workers_report_what_the_local_run_does(runtime: None, judge: Any, local: RunReport) -> None:
+def test_two_ray_workers_report_what_the_local_run_does(runtime: Any, judge: Any, local: RunReport) -> None:
     seen: list[Event] = []
-    remote = evaluate(Dataset.from_cases(CASES), metrics(), judge, events=Events(seen.append),
+    listening: list[set[ipaddress.IPv4Address | ipaddress.IPv6Address]] = []
+
+    def listen(event: Event) -> None:
+        seen.append(event)
+        if isinstance(event, MetricFinished) and not listening:  # while both workers are up
+            listening.append(listening_addresses(os.getpid()))
+
+    remote = evaluate(Dataset.from_cases(CASES), metrics(), judge, events=Events(listen),
                       options=RunOptions(executor=RayExecutor(JudgeRecipe(TABLES, NO_CACHE), workers=2)))
     assert outcomes(remote) == outcomes(local)  # every score exactly, in the same order
+    # Air-gapped: this process and the Ray runtime under it listen on loopback addresses only.
+    [addresses] = listening
+    assert addresses and all(loopback(a) for a in addresses), addresses
     assert [r.error for c in remote.cases for r in c.results] == [None] * 18
     assert sum(isinstance(e, MetricFinished) for e in seen) == 18
     # The workers' calls are counted although no call went through the driver's judge.
     assert remote.stats.model_calls == local.stats.model_calls == 12
 
 
+@needs_ray
 @pytest.mark.model
-def test_a_worker_killed_mid_run_loses_nothing(runtime: None, judge: Any, local: RunReport) -> None:
+def test_a_worker_killed_mid_run_loses_nothing(runtime: Any, judge: Any, local: RunReport) -> None:
     killed: list[int] = []
 
     def kill_a_worker(event: Event) -> None:
@@ -123,10 +139,11 @@ def test_a_worker_killed_mid_run_loses_nothing(runtime: None, judge: Any, local:
     assert outcomes(remote) == outcomes(local)
 
 
+@needs_ray
 @pytest.mark.model
-def test_workers_whose_judge_differs_from_the_drivers_are_refused(runtime: None, judge: Any) -> None:
-    other = {None: LlamaCppOptions(n_threads=1, n_batch=64)}  # n_batch is part of the fingerprint
-    with pytest.raises(ConfigError, match="a Ray worker's the default judge is not the driver's"):
+def test_workers_whose_judge_differs_from_the_drivers_are_refused(runtime: Any, judge: Any) -> None:
+    other = {None: LlamaCppOptions(n_threads=1, n_batch=128)}  # n_batch is part of the fingerprint
+    with pytest.raises(ConfigError, match="the default judge of a Ray worker is not the driver.s"):
         evaluate(Dataset.from_cases(CASES[:1]), metrics(), judge,
                  options=RunOptions(executor=RayExecutor(JudgeRecipe(other, NO_CACHE), workers=1)))
 
@@ -141,6 +158,51 @@ def judge_workers() -> list[int]:
         except OSError:  # it exited meanwhile
             continue
     return sorted(found)
+
+
+def listening_addresses(root: int) -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The addresses that ``root`` and every process under it listen on (TCP), read from /proc."""
+    sockets = set()
+    for pid in descendants(root) | {root}:
+        try:
+            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:  # it exited meanwhile
+            continue
+        sockets |= {link[len("socket:["):-1] for link in links if link.startswith("socket:[")}
+    found = set()
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in sockets:  # 0A: LISTEN
+                found.add(kernel_address(fields[1].split(":")[0]))
+    return found
+
+
+def kernel_address(hexadecimal: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An address as /proc/net/tcp{,6} writes it: 32-bit words in host (little-endian) order."""
+    raw = bytes.fromhex(hexadecimal)
+    swapped = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+    return ipaddress.ip_address(swapped)
+
+
+def loopback(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1, a dual-stack socket's
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def descendants(root: int) -> set[int]:
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit():
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
 
 
 def pid_alive(pid: int) -> bool:
@@ -205,6 +267,7 @@ def children(pid: int) -> list[int]:
     return found
 
 
+@needs_ray
 @pytest.mark.model
 def test_a_killed_ray_driver_resumes_to_the_local_report(project: Path) -> None:
     env = {**os.environ, "COLUMNS": "200", "RAY_USAGE_STATS_ENABLED": "0"}

@@ -157,7 +157,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     """Evaluate and report, journaling every result; returns the exit code."""
     flags = flags or RunFlags()
     if flags.executor == "ray":  # before any work: without the extra this is one line
-        import_ray()
+        import_ray(local=flags.ray_address is None)
     journal = Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) if flags.resume else None
     if journal is not None:
         config = resumed_config(journal)
