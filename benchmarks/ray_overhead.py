@@ -10,7 +10,10 @@
 2. The driver's cost per result: TRIVIAL exact_match results (no judge) journaled
    (fsync) through each executor; their time divided by their number.
 
-    python benchmarks/ray_overhead.py [--cases 40] [--rounds 1] [--trivial 2000] [--json out.json]
+    python benchmarks/ray_overhead.py [--cases 40] [--rounds 1] [--trivial 2000] [--short] [--json out.json]
+
+``--short``: short arithmetic questions and a correctness G-Eval (~150-token prompts)
+instead of the articles (~600), for a machine too busy for those.
 """
 
 from __future__ import annotations
@@ -53,6 +56,12 @@ def summaries(count: int) -> list[TestCase]:
                      actual_output=records[(i + i // n) % n]["system_output"]) for i in range(count)]
 
 
+def questions(count: int) -> list[TestCase]:
+    """``count`` short arithmetic questions with right and wrong answers (prompts of ~150 tokens)."""
+    return [TestCase(name=f"case{i}", input=f"What is {i} + {i % 7}?", actual_output=str(i + i % 7 + (i % 3 == 0)))
+            for i in range(count)]
+
+
 def outcomes(report: RunReport) -> list[tuple[str, float | None]]:
     return [(r.metric, r.score) for case in report.cases for r in case.results]
 
@@ -89,11 +98,18 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=1, help="local-Ray pairs to run")
     parser.add_argument("--trivial", type=int, default=2000, help="exact_match results for the driver's cost")
+    parser.add_argument("--short", action="store_true", help="short questions and a correctness G-Eval instead")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
-    dataset = Dataset.from_cases(summaries(args.cases))
-    metrics = [build_metric("geval:consistency", {"include_reason": False}, "bench")]
+    if args.short:
+        dataset = Dataset.from_cases(questions(args.cases))
+        steps = {"evaluation_steps": ["Check whether the answer is correct."], "include_reason": False,
+                 "evaluation_params": ["input", "actual_output"], "name": "correctness"}
+        metrics = [build_metric("geval", steps, "bench")]
+    else:
+        dataset = Dataset.from_cases(summaries(args.cases))
+        metrics = [build_metric("geval:consistency", {"include_reason": False}, "bench")]
     ray = import_ray(local=True)
     started = time.perf_counter()
     ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False)

@@ -316,3 +316,10 @@ def test_without_ray_installed_the_executor_is_a_one_line_error(project: Path, t
     assert result.returncode == 2
     assert result.stderr.strip() == "error: --executor ray needs Ray: pip install 'localeval[ray]'"
     assert not (project / "run").exists()  # refused before any work
+
+
+def test_ray_options_need_the_ray_executor(project: Path) -> None:
+    result = subprocess.run(command("-c", str(project / "eval.toml"), "--ray-address", "auto"),
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: --ray-address and --ray-workers need --executor ray"
