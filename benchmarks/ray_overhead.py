@@ -79,8 +79,9 @@ def journal_in(folder: Path, cases: int) -> Journal:
     return Journal.create(folder / "journal.jsonl", header)
 
 
-def driver_cost(count: int, ray_options: RunOptions) -> dict[str, float]:
-    """Milliseconds per journaled exact_match result, through each executor."""
+def driver_cost(count: int) -> dict[str, float]:
+    """Milliseconds per journaled exact_match result, through each executor (2 actors without a judge)."""
+    ray_options = RunOptions(executor=RayExecutor(JudgeRecipe({}, NO_CACHE), workers=2))
     dataset = Dataset.from_cases([TestCase(input=str(i), actual_output=str(i), expected_output=str(i % 7))
                                   for i in range(count)])
     metric = [build_metric("exact_match", {}, "bench")]
@@ -99,8 +100,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="local-Ray pairs to run")
     parser.add_argument("--trivial", type=int, default=2000, help="exact_match results for the driver's cost")
     parser.add_argument("--short", action="store_true", help="short questions and a correctness G-Eval instead")
+    parser.add_argument("--driver-only", action="store_true", help="only the driver's cost per result")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    if args.driver_only:
+        import_ray(local=True).init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False,
+                                    log_to_driver=False)
+        costs = driver_cost(args.trivial)
+        print(f"driver per journaled result: local {costs['local_ms_per_result']:.2f} ms, "
+              f"Ray {costs['ray_ms_per_result']:.2f} ms ({args.trivial} exact_match results)")
+        return
 
     if args.short:
         dataset = Dataset.from_cases(questions(args.cases))
@@ -130,7 +139,7 @@ def main() -> None:
                 scores[name] = outcomes(report)
                 results = [r for case in report.cases for r in case.results]
                 print(f"{name:>5}: {seconds:7.1f} s  ({seconds / len(dataset):.2f} s per case)", flush=True)
-    costs = driver_cost(args.trivial, ray_options)
+    costs = driver_cost(args.trivial)
     ray.shutdown()
     local_s, ray_s = statistics.median(times["local"]), statistics.median(times["ray"])
     result = {
