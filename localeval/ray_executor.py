@@ -95,7 +95,7 @@ class JudgeWorker:
         # The metrics come pickled so that their plugin modules are imported first.
         load_plugins(recipe.plugins, recipe.plugin_base, "plugins")
         prepared = pickle.loads(metrics)  # noqa: S301 -- the driver's own metrics, through Ray
-        self._stack = ExitStack()
+        self._stack = ExitStack()  # open for the actor's life: ray.kill ends the process, and the judges with it
         judge, judges = load_judges(recipe.tables, recipe.cache, Paths.from_environ(os.environ), os.environ,
                                     self._stack, Console(stderr=True, quiet=True))
         self._work = Work(cases, prepared, JudgePanel.of(prepared, judge, judges), Events())
@@ -103,9 +103,6 @@ class JudgeWorker:
     def fingerprints(self) -> dict[str | None, Fingerprint]:
         """The fingerprint of each of this worker's judges, by name (None: the default judge)."""
         return {name: judge.fingerprint for name, judge in self._work.panel.judges.items()}
-
-    def pid(self) -> int:
-        return os.getpid()
 
     def measure(self, task: Task) -> MetricFinished:
         return self._work.measure(task)
