@@ -36,3 +36,15 @@ def plan(cases: Sequence[Case], metrics: Sequence[Metric], order: Order = "prefi
     if order == "input":
         return tasks
     return sorted(tasks, key=lambda t: metrics[t.metric].prompt_start(cases[t.case]))
+
+
+def groups(tasks: Sequence[Task], size: int) -> list[list[Task]]:
+    """``tasks`` (in plan order) cut into contiguous groups of ``size`` (the last may be shorter).
+
+    Neighbours in prefix order share the longest prompt prefixes: an executor that
+    sends a whole group to one judge keeps that judge's prefix cache as warm as a
+    local run does, but at each group's first prompt.
+    """
+    if size < 1:
+        raise ValueError(f"a group holds at least one task, not {size}")
+    return [list(tasks[start:start + size]) for start in range(0, len(tasks), size)]

@@ -102,6 +102,9 @@ def run(
     run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here (default: ~/.local/share/localeval/runs/ID).")] = None,
     fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first result that errors.")] = False,
     order: Annotated[str, typer.Option(help="prefix: calls sharing a prompt prefix back to back (faster in-process); input: case by case.")] = "prefix",
+    executor: Annotated[str, typer.Option(help="local: threads here; ray: Ray actors (pip install 'localeval[ray]'; docs/scale.md).")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="A Ray cluster to run on (default: a local one on 127.0.0.1).")] = None,
+    ray_workers: Annotated[int | None, typer.Option(help="Ray actors, each with its own judge (default: the cluster's CPUs / threads).")] = None,
 ) -> None:
     """Evaluate a dataset with metrics, print the results and write the reports.
 
@@ -119,12 +122,17 @@ def run(
             raise ConfigError(f"--resume runs with the run's own settings; drop {', '.join(given)}")
     if order not in ("prefix", "input"):
         raise ConfigError(f"--order takes prefix or input, got {order!r}")
+    if executor not in ("local", "ray"):
+        raise ConfigError(f"--executor takes local or ray, got {executor!r}")
+    if executor != "ray" and (ray_address or ray_workers):
+        raise ConfigError("--ray-address and --ray-workers need --executor ray")
     settings = session.settings_from_cli(
         dataset=dataset, config=config, metrics=metric, model=model, threads=threads,
         fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
         cache_dir=cache_dir, backend=backend, base_url=base_url, plugins=plugin, html=html, junit=junit,
     )
-    flags = session.RunFlags(resume=resume, run_dir=run_dir, fail_fast=fail_fast, order=order)  # type: ignore[arg-type]
+    flags = session.RunFlags(resume=resume, run_dir=run_dir, fail_fast=fail_fast, order=order,  # type: ignore[arg-type]
+                             executor=executor, ray_address=ray_address, ray_workers=ray_workers)  # type: ignore[arg-type]
     raise typer.Exit(session.run(settings, _paths(), _out(), _err(), os.environ, flags))
 
 

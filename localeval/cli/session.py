@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -28,6 +28,7 @@ from localeval.config import CacheConfig, RunConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError, first_problem
 from localeval.events import Events
+from localeval.execution import Executor
 from localeval.files import make_folder
 from localeval.journal import Journal
 from localeval.judge import load_judge, load_judges
@@ -39,6 +40,7 @@ from localeval.metaeval import (
 )
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
+from localeval.ray_executor import JudgeRecipe, RayExecutor, import_ray
 from localeval.reports import write_reports
 from localeval.reports.pairing import arena_dataset
 from localeval.reports.terminal import print_line
@@ -148,12 +150,17 @@ class RunFlags:
     run_dir: Path | None = None
     fail_fast: bool = False
     order: Order = "prefix"
+    executor: Literal["local", "ray"] = "local"  #: where the tasks are measured (localeval.execution)
+    ray_address: str | None = None  #: a Ray cluster; None: a local runtime on 127.0.0.1
+    ray_workers: int | None = None  #: Ray actors; None: the cluster's CPUs / the judge's threads
 
 
 def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str],
         flags: RunFlags | None = None) -> int:
     """Evaluate and report, journaling every result; returns the exit code."""
     flags = flags or RunFlags()
+    if flags.executor == "ray":  # before any work: without the extra this is one line
+        import_ray(local=flags.ray_address is None)
     journal = Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) if flags.resume else None
     if journal is not None:
         config = resumed_config(journal)
@@ -173,7 +180,8 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
                                 flags.run_dir, paths.runs)
         run_dir = stack.enter_context(journal).path.parent
         print_line(err, escape(f"Run {journal.header.run_id}: {run_dir}"))
-        options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"))
+        options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"),
+                             executor=_executor(flags, config, tables))
         generated = None
         if templates:  # journaled: a resumed run does not generate twice
             try:
@@ -200,6 +208,15 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     written = write_reports(report, run_dir, config.report.copies())
     print_line(out, escape("Reports: " + ", ".join(str(p) for p in written)))
     return _exit_code(report)
+
+
+def _executor(flags: RunFlags, config: RunConfig, tables: Mapping[str | None, BackendOptions]) -> Executor | None:
+    """The Ray executor when asked (its workers load the judges from the same tables); None: threads here."""
+    if flags.executor != "ray":
+        return None
+    base = Path.cwd() if config.source == "<command line>" else Path(config.source).parent
+    recipe = JudgeRecipe(tables, config.cache, tuple(config.plugins), base)
+    return RayExecutor(recipe, address=flags.ray_address, workers=flags.ray_workers)
 
 
 def load_dataset(config: RunConfig) -> tuple[Path, Dataset]:
