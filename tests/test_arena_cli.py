@@ -93,7 +93,7 @@ def test_an_arena_config_refuses_other_metrics_and_its_own_dataset(tmp_path: Pat
     assert "only arena metrics judge them, not exact_match (exact_match)" in done.stderr
     config.write_text('[dataset]\npath = "x.jsonl"\n' + (EXAMPLE / "arena.toml").read_text())
     done = localeval("arena", "a", "b", "-c", str(config), env=env)
-    assert done.returncode == 2 and "the arena takes its cases from the two runs" in done.stderr
+    assert done.returncode == 2 and "the arena takes its cases from the runs" in done.stderr
 
 
 def test_a_case_with_one_contestant_stops_the_run_with_file_line_and_field(tmp_path: Path, env: dict[str, str]) -> None:

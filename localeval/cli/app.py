@@ -258,8 +258,9 @@ def compare(
 @app.command()
 def arena(
     run_a: Annotated[str, typer.Argument(help="One run: id, folder or report.json.")],
-    run_b: Annotated[str, typer.Argument(help="The other run, of the same inputs.")],
     config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config: the judge, and arena metrics only.")],
+    run_b: Annotated[str | None, typer.Argument(
+        help="The other run, of the same inputs; without it, RUN_A's [[targets]] are compared.")] = None,
     names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
     model: ModelOption = None,
     backend: BackendOption = None,
@@ -271,9 +272,9 @@ def arena(
     cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here.")] = None,
 ) -> None:
-    """Judge two runs of the same inputs against each other: each output pair in both orders, ranked.
+    """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
 
-    Exit codes as `run`'s: 0 the first run's outputs were preferred (every arena metric
+    Exit codes as `run`'s: 0 the first contestant's outputs were preferred (every arena metric
     passed), 1 not, 3 some comparison errored, 2 bad usage or input (different datasets).
     """
     from localeval.cli import session
