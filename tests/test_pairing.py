@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from localeval.backends.base import Fingerprint
 from localeval.dataset import DatasetSource
 from localeval.errors import InputError
-from localeval.backends.base import Fingerprint
 from localeval.reports.pairing import arena_dataset, targets_arena_dataset
 from localeval.results import CaseResult, RunReport, TargetRecord
 

@@ -261,6 +261,8 @@ def arena(settings: RunConfig, run_a: str, run_b: str | None, names: tuple[str, 
     """
     if settings.dataset.path is not None:
         raise ConfigError(f"{settings.source}: dataset.path: the arena takes its cases from the runs; drop it")
+    if settings.all_targets():
+        raise ConfigError(f"{settings.source}: the arena judges outputs the runs hold; drop [target] and [[targets]]")
     wrong = [f"{m.display_name} ({m.kind})" for m in settings.build_metrics() if m.kind != "arena"]
     if wrong:
         raise ConfigError(f"{settings.source}: the arena's cases have contestants, not one output; "
