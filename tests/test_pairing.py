@@ -122,3 +122,15 @@ def test_a_target_that_answered_fewer_goldens_is_refused() -> None:
     run.cases.pop()  # big's answer to the second golden is missing (an interrupted run)
     with pytest.raises(InputError, match="run run1: the targets did not answer the same goldens: 2 cases against 1"):
         targets_arena_dataset(run)
+
+
+def test_two_runs_with_targets_are_paired_per_target_and_their_cases_keep_it() -> None:
+    a = targets_report({"small": ["s0", "s1"], "big": ["b0", "b1"]}, ["one", "two"])
+    b = targets_report({"small": ["S0", "S1"], "big": ["B0", "B1"]}, ["one", "two"])
+    b.run_id, b.dataset = "run2", DatasetSource(path="g.jsonl", sha256="b" * 64)
+    dataset = arena_dataset(a, b, ("new", "old"))
+    assert [(c.name, c.metadata["target"], c.contestants) for c in dataset.cases] == [
+        ("one", "small", {"new": "s0", "old": "S0"}), ("one", "big", {"new": "b0", "old": "B0"}),
+        ("two", "small", {"new": "s1", "old": "S1"}), ("two", "big", {"new": "b1", "old": "B1"}),
+    ]
+    assert "target" not in targets_arena_dataset(a).cases[0].metadata  # one case per golden: every target in it

@@ -107,7 +107,10 @@ def _pair(sides: Sequence[Contestant], mismatch: str) -> Dataset:
             matched.append(other)
         outputs = {side.name: _output(side, key, other) for side, other in zip(sides, matched)}
         shared = {f: case.inputs[f] for f in SHARED_FIELDS if f in case.inputs}
-        metadata = {"arena": {side.name: other.location for side, other in zip(sides, matched)}}
+        metadata: dict[str, Any] = {"arena": {side.name: other.location for side, other in zip(sides, matched)}}
+        targets = {other.target for other in matched}
+        if len(targets) == 1 and None not in targets:  # two runs' answers of the same target: keep which
+            metadata["target"] = case.target
         cases.append(TestCase(**shared, name=case.name, contestants=outputs, metadata=metadata))
     return Dataset.from_cases(cases)
 
