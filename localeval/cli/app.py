@@ -329,22 +329,24 @@ def meta_eval(
 
 @backends_app.command("check")
 def backends_check(
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="Check [backend] and every [judges.NAME] of this config.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="Check [backend], every [judges.NAME] and the targets of this config.")] = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
     model: ModelOption = None,
     threads: ThreadsOption = None,
 ) -> None:
-    """Ask each configured judge what it supports, with one real call of each kind."""
+    """Ask each configured judge and target what it supports, with one real call of each kind it needs."""
     from localeval.backends.options import BackendOptions
     from localeval.cli import probe, session
+    from localeval.cli.generate import target_where
 
     settings = session.settings_from_cli(
         dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None,
         list_delimiter=None, report=None, no_cache=True, cache_dir=None, backend=backend, base_url=base_url,
     )
-    tables: dict[str | None, BackendOptions] = {None: settings.backend}
-    tables.update(settings.judges)
+    tables: dict[str, tuple[BackendOptions, probe.Purpose]] = {"backend": (settings.backend, "judge")}
+    tables.update({f"judges.{name}": (table, "judge") for name, table in settings.judges.items()})
+    tables.update({target_where(settings, t): (t.backend, "target") for t in settings.all_targets()})
     raise typer.Exit(probe.check_all(tables, _paths(), os.environ, _out(), _err()))
 
 
