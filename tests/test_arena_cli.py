@@ -93,7 +93,10 @@ def test_an_arena_config_refuses_other_metrics_and_its_own_dataset(tmp_path: Pat
     assert "only arena metrics judge them, not exact_match (exact_match)" in done.stderr
     config.write_text('[dataset]\npath = "x.jsonl"\n' + (EXAMPLE / "arena.toml").read_text())
     done = localeval("arena", "a", "b", "-c", str(config), env=env)
-    assert done.returncode == 2 and "the arena takes its cases from the two runs" in done.stderr
+    assert done.returncode == 2 and "the arena takes its cases from the runs" in done.stderr
+    config.write_text((EXAMPLE / "arena.toml").read_text() + '\n[[targets]]\nname = "a"\n')
+    done = localeval("arena", "a", "-c", str(config), env=env)
+    assert done.returncode == 2 and "the arena judges outputs the runs hold; drop [target] and [[targets]]" in done.stderr
 
 
 def test_a_case_with_one_contestant_stops_the_run_with_file_line_and_field(tmp_path: Path, env: dict[str, str]) -> None:
@@ -106,3 +109,30 @@ def test_a_case_with_one_contestant_stops_the_run_with_file_line_and_field(tmp_p
     assert f"{tmp_path / 'answers.jsonl'}:3: field 'contestants': " in done.stderr
     assert "at least two contestants" in done.stderr
     assert not (tmp_path / "cache").exists() and not (tmp_path / "runs").exists()  # before any judge call
+
+
+def test_one_run_needs_two_targets_each_answering_every_golden(tmp_path: Path, env: dict[str, str]) -> None:
+    from localeval.backends.base import Fingerprint
+    from localeval.results import CaseResult, RunReport, TargetRecord
+
+    def saved(run_id: str, answers: dict[str, list[str | None]]) -> Path:
+        cases = [CaseResult(index=i, name=name, location=f"g.jsonl:{g + 1}", results=[], target=target,
+                            inputs={"input": name} | ({"actual_output": out} if out else {}))
+                 for i, (g, name, target, out) in enumerate(
+                     (g, name, t, outs[g]) for g, name in enumerate(["fr", "sum"]) for t, outs in answers.items())]
+        records = [TargetRecord(name=t, fingerprint=Fingerprint(kind="x", model=t, runtime="x"), template_sha256="0")
+                   for t in answers]
+        report = RunReport(run_id=run_id, created_at="now", localeval_version="0", cases=cases, summary=[],
+                           targets=records)
+        (tmp_path / run_id).mkdir()
+        report.save(tmp_path / run_id / "report.json")
+        return tmp_path / run_id / "report.json"
+
+    one = localeval("arena", str(saved("one", {"a": ["Paris", "4"]})), "-c", str(EXAMPLE / "arena.toml"), env=env)
+    assert one.returncode == 2 and "run one has 1 target(s) (a); the arena of one run compares" in one.stderr
+    gap = saved("gap", {"a": ["Paris", "4"], "b": ["Lyon", None]})
+    done = localeval("arena", str(gap), "-c", str(EXAMPLE / "arena.toml"), env=env)
+    assert done.returncode == 2 and "run gap, target b: case sum (g.jsonl:2) has no actual_output" in done.stderr
+    named = localeval("arena", str(gap), "--names", "x,y", "-c", str(EXAMPLE / "arena.toml"), env=env)
+    assert named.returncode == 2 and "one run's contestants are its targets" in named.stderr
+    assert not (tmp_path / "cache").exists()  # no judge was loaded, nothing was asked

@@ -361,3 +361,15 @@ def test_backends_check_checks_every_judge_of_a_config(env, tmp_path):
     assert len(sections) == 2 and "[backend]" in sections[0]
     assert "smollm2-135m-instruct" in sections[0] and "gemma-3-270m" in sections[1]
     assert sections[0].count("valid:") == sections[1].count("valid:") == 1
+
+
+@pytest.mark.model
+def test_backends_check_probes_a_target_with_free_text(env, tmp_path):
+    config = tmp_path / "eval.toml"
+    config.write_text('[backend]\nn_threads = 1\n\n[[targets]]\nname = "small"\n[targets.backend]\nn_threads = 1\n')
+    result = localeval("backends", "check", "-c", str(config), env=env)
+    assert result.returncode == 0, result.stderr
+    judge, target = result.stdout.split("[targets.small.backend]")
+    assert "[backend]" in judge and judge.count("valid:") == 1 and "free text" not in judge
+    assert "smollm2-135m-instruct" in target and "free text" in target and "(finish: " in target
+    assert "valid:" not in target and "score distribution" not in target

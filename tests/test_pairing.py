@@ -1,4 +1,4 @@
-"""Two runs' reports → arena cases (localeval/reports/pairing.py), without a model."""
+"""Runs' reports → arena cases (localeval/reports/pairing.py): two runs, or one run's targets; without a model."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
+from localeval.backends.base import Fingerprint
 from localeval.dataset import DatasetSource
 from localeval.errors import InputError
-from localeval.reports.pairing import arena_dataset
-from localeval.results import CaseResult, RunReport
+from localeval.reports.pairing import arena_dataset, targets_arena_dataset
+from localeval.results import CaseResult, RunReport, TargetRecord
 
 
 def report(run_id: str, outputs: list[str | None], names: list[str | None] | None = None, sha: str = "a") -> RunReport:
@@ -62,3 +63,74 @@ def test_a_different_expected_output_means_a_different_dataset() -> None:
     b.cases[1].inputs["expected_output"] = "changed"
     with pytest.raises(InputError, match=r"case #1 \(r1.jsonl:2\) has a different expected_output in each"):
         arena_dataset(report("r1", ["x0", "x1"]), b)
+
+
+def targets_report(outputs: dict[str, list[str | None]], names: list[str | None] | None = None,
+                   errors: dict[str, dict[int, str]] | None = None) -> RunReport:
+    """A run of len(outputs[t]) goldens answered by every target t, cases golden-major as a run writes them."""
+    goldens = len(next(iter(outputs.values())))
+    cases = []
+    for golden in range(goldens):
+        for target, answers in outputs.items():
+            inputs: dict[str, Any] = {"input": f"q{golden}", "expected_output": f"e{golden}"}
+            if answers[golden] is not None:
+                inputs["actual_output"] = answers[golden]
+            cases.append(CaseResult(index=len(cases), name=(names or [None] * goldens)[golden],
+                                    location=f"g.jsonl:{golden + 1}", inputs=inputs, results=[], target=target))
+    records = [TargetRecord(name=t, fingerprint=Fingerprint(kind="scripted", model=t, runtime="x 1"),
+                            template_sha256="0" * 64, errors=(errors or {}).get(t, {})) for t in outputs]
+    return RunReport(run_id="run1", created_at="now", localeval_version="0", cases=cases, summary=[], targets=records,
+                     dataset=DatasetSource(path="g.jsonl", sha256="a" * 64))
+
+
+def test_one_runs_targets_are_the_contestants_of_each_golden() -> None:
+    dataset = targets_arena_dataset(targets_report({"small": ["s0", "s1"], "big": ["b0", "b1"], "x": ["x0", "x1"]}))
+    assert [c.contestants for c in dataset.cases] == [
+        {"small": "s0", "big": "b0", "x": "x0"}, {"small": "s1", "big": "b1", "x": "x1"}
+    ]
+    first = dataset.cases[1]
+    assert (first.input, first.expected_output, first.actual_output) == ("q1", "e1", None)
+    assert first.metadata == {"arena": {"small": "g.jsonl:2", "big": "g.jsonl:2", "x": "g.jsonl:2"}}
+
+
+def test_targets_cases_keep_their_golden_names() -> None:
+    dataset = targets_arena_dataset(targets_report({"small": ["s0", "s1"], "big": ["b0", "b1"]}, ["one", "two"]))
+    assert [(c.name, c.contestants) for c in dataset.cases] == [
+        ("one", {"small": "s0", "big": "b0"}), ("two", {"small": "s1", "big": "b1"})
+    ]
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        (targets_report({"small": ["s0", "s1"]}), "run run1 has 1 target(s) (small); the arena of one run compares"),
+        (report("r1", ["x0"]), "run r1 has 0 target(s) (none)"),
+        (targets_report({"small": ["s0", "s1"], "big": ["b0", None]}, ["one", "two"],
+                        {"big": {1: "timed out after 30 s"}}),
+         "run run1, target big: case two (g.jsonl:2) has no actual_output to compare (the target failed: timed out"),
+        (targets_report({"small": ["s0", None], "big": ["b0", "b1"]}),
+         "run run1, target small: case #1 (g.jsonl:2) has no actual_output to compare"),
+    ],
+)
+def test_a_run_without_two_answering_targets_is_refused(run: RunReport, message: str) -> None:
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        targets_arena_dataset(run)
+
+
+def test_a_target_that_answered_fewer_goldens_is_refused() -> None:
+    run = targets_report({"small": ["s0", "s1"], "big": ["b0", "b1"]})
+    run.cases.pop()  # big's answer to the second golden is missing (an interrupted run)
+    with pytest.raises(InputError, match="run run1: the targets did not answer the same goldens: 2 cases against 1"):
+        targets_arena_dataset(run)
+
+
+def test_two_runs_with_targets_are_paired_per_target_and_their_cases_keep_it() -> None:
+    a = targets_report({"small": ["s0", "s1"], "big": ["b0", "b1"]}, ["one", "two"])
+    b = targets_report({"small": ["S0", "S1"], "big": ["B0", "B1"]}, ["one", "two"])
+    b.run_id, b.dataset = "run2", DatasetSource(path="g.jsonl", sha256="b" * 64)
+    dataset = arena_dataset(a, b, ("new", "old"))
+    assert [(c.name, c.metadata["target"], c.contestants) for c in dataset.cases] == [
+        ("one", "small", {"new": "s0", "old": "S0"}), ("one", "big", {"new": "b0", "old": "B0"}),
+        ("two", "small", {"new": "s1", "old": "S1"}), ("two", "big", {"new": "b1", "old": "B1"}),
+    ]
+    assert "target" not in targets_arena_dataset(a).cases[0].metadata  # one case per golden: every target in it

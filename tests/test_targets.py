@@ -294,6 +294,43 @@ def test_compare_matches_two_runs_of_two_targets_per_target(project: Path, monke
     assert sorted((c.case, c.kind) for c in comparison.changes) == [("fr @ b", "fix"), ("sum @ a", "regression")]
 
 
+ARENA = """
+[[metrics]]
+metric = "arena"
+name = "better"
+evaluation_steps = ["Prefer the output that agrees with the expected output."]
+evaluation_params = ["input", "expected_output"]
+include_reason = false
+"""
+
+
+def test_the_arena_of_one_run_judges_its_targets_outputs_against_each_other(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project / "eval.toml").write_text(TWO_TARGETS)
+    run(project, {"a": ScriptedJudge(texts=["Paris", "4"]), "b": ScriptedJudge(texts=["Lyon", "5"])}, monkeypatch,
+        run_dir=project / "run")
+    judge = ScriptedJudge(logprobs=[{" A": -0.1, " B": -3.0}, {" A": -3.0, " B": -0.1}] * 3)  # a prefers a, both orders
+    monkeypatch.setattr(session, "load_judges", lambda *args: (CachedBackend(judge, None), {}))
+    (project / "arena.toml").write_text(ARENA)
+    paths = Paths(home=project / "home", cache=project / "cache")
+    quiet = Console(file=io.StringIO())
+    code = session.arena(RunConfig.load(project / "arena.toml"), str(project / "run"), None, None, paths, quiet, quiet,
+                         {}, session.RunFlags(run_dir=project / "arena"))
+    assert code == session.EXIT_OK  # the first contestant, target a, was preferred on every golden
+    report = json.loads((project / "arena" / "report.json").read_text())
+    assert [(c["name"], c["inputs"]["contestants"]) for c in report["cases"]] == [
+        ("fr", {"a": "Paris", "b": "Lyon"}), ("sum", {"a": "4", "b": "5"}), ("given", {"a": "blue", "b": "blue"})]
+    prompts = [r.messages[-1].content for r in judge.requests]  # type: ignore[union-attr]
+    assert len(prompts) == 6  # three goldens, each pair in both orders
+    assert sum("Capital of France?" in p and "Output A:\nParis\n\nOutput B:\nLyon" in p for p in prompts) == 1
+    assert sum("Capital of France?" in p and "Output A:\nLyon\n\nOutput B:\nParis" in p for p in prompts) == 1
+    assert Path(report["dataset"]["path"]) == paths.runs / "arena" / f"{report_id(project / 'run')}-targets.jsonl"
+
+
+def report_id(run_dir: Path) -> str:
+    return str(json.loads((run_dir / "report.json").read_text())["run_id"])
+
+
 def test_generate_with_two_targets_writes_each_golden_once_per_target(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / "eval.toml").write_text(TWO_TARGETS)

@@ -258,8 +258,9 @@ def compare(
 @app.command()
 def arena(
     run_a: Annotated[str, typer.Argument(help="One run: id, folder or report.json.")],
-    run_b: Annotated[str, typer.Argument(help="The other run, of the same inputs.")],
     config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config: the judge, and arena metrics only.")],
+    run_b: Annotated[str | None, typer.Argument(
+        help="The other run, of the same inputs; without it, RUN_A's [[targets]] are compared.")] = None,
     names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
     model: ModelOption = None,
     backend: BackendOption = None,
@@ -271,9 +272,9 @@ def arena(
     cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here.")] = None,
 ) -> None:
-    """Judge two runs of the same inputs against each other: each output pair in both orders, ranked.
+    """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
 
-    Exit codes as `run`'s: 0 the first run's outputs were preferred (every arena metric
+    Exit codes as `run`'s: 0 the first contestant's outputs were preferred (every arena metric
     passed), 1 not, 3 some comparison errored, 2 bad usage or input (different datasets).
     """
     from localeval.cli import session
@@ -328,22 +329,24 @@ def meta_eval(
 
 @backends_app.command("check")
 def backends_check(
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="Check [backend] and every [judges.NAME] of this config.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="Check [backend], every [judges.NAME] and the targets of this config.")] = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
     model: ModelOption = None,
     threads: ThreadsOption = None,
 ) -> None:
-    """Ask each configured judge what it supports, with one real call of each kind."""
+    """Ask each configured judge and target what it supports, with one real call of each kind it needs."""
     from localeval.backends.options import BackendOptions
     from localeval.cli import probe, session
+    from localeval.cli.generate import target_where
 
     settings = session.settings_from_cli(
         dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None,
         list_delimiter=None, report=None, no_cache=True, cache_dir=None, backend=backend, base_url=base_url,
     )
-    tables: dict[str | None, BackendOptions] = {None: settings.backend}
-    tables.update(settings.judges)
+    tables: dict[str, tuple[BackendOptions, probe.Purpose]] = {"backend": (settings.backend, "judge")}
+    tables.update({f"judges.{name}": (table, "judge") for name, table in settings.judges.items()})
+    tables.update({target_where(settings, t): (t.backend, "target") for t in settings.all_targets()})
     raise typer.Exit(probe.check_all(tables, _paths(), os.environ, _out(), _err()))
 
 

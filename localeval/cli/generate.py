@@ -20,7 +20,7 @@ from localeval.judge import load_judge
 from localeval.paths import Paths
 from localeval.reports.terminal import print_line
 from localeval.results import TargetRecord
-from localeval.targets import Generation, PromptTemplate, generate_outputs, needing_output
+from localeval.targets import Generation, PromptTemplate, TargetOptions, generate_outputs, needing_output
 from localeval.targets.side_by_side import Generated, one_target, side_by_side
 from localeval.targets.template import render_all
 
@@ -52,12 +52,16 @@ def load_targets(config: RunConfig, templates: Mapping[str, PromptTemplate], pat
     """Each target's backend, loaded as a judge is (any kind, behind the cache), closed with ``stack``."""
     if templates and config.cache.enabled:
         make_folder(config.cache.dir or paths.cache, "the cache folder")
-    where = "target" if config.target is not None else "targets"
     return {
         options.name: load_judge(options.backend, config.cache, paths, environ, stack, err,
-                                 where=f"{where}.{options.name}.backend" if where == "targets" else "target.backend")
+                                 where=target_where(config, options))
         for options in config.all_targets() if options.name in templates
     }
+
+
+def target_where(config: RunConfig, options: TargetOptions) -> str:
+    """Where a target's backend table is in the config, as messages name it."""
+    return "target.backend" if config.target is not None else f"targets.{options.name}.backend"
 
 
 def generate_all(config: RunConfig, templates: Mapping[str, PromptTemplate], dataset: Dataset,

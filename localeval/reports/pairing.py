@@ -1,16 +1,24 @@
-"""Two runs of the same inputs → arena cases: each case's two outputs as contestants named after the runs.
+"""Arena cases from runs' reports: each golden's outputs as contestants.
 
-``localeval arena RUN_A RUN_B`` compares what two versions of an application
-produced for the same inputs. The runs' cases are matched as ``compare`` matches
-them (by name when every case has a unique name in both runs, else by position),
-and every matched pair must agree on what the application was given
-(:data:`SHARED_FIELDS`); otherwise the runs are of different datasets and the
-arena refuses, naming the first case that differs. Two runs of the very same
-file (same sha256) hold the same outputs: nothing to compare, refused too.
+Two forms, one mechanism (:func:`_pair`: collect each golden's outputs from every
+contestant, checking that they answered the same inputs):
+
+- :func:`arena_dataset` — two runs of the same inputs (``localeval arena RUN_A RUN_B``)
+  compare what two versions of an application produced; the contestants are named after
+  the runs. The runs' cases are matched as ``compare`` matches them (by name when every
+  case has a unique name in both runs, else by position; with ``[[targets]]``, per
+  target), and every matched pair must agree on what the application was given
+  (:data:`SHARED_FIELDS`); otherwise the runs are of different datasets and the arena
+  refuses, naming the first case that differs. Two runs of the very same file (same
+  sha256) hold the same outputs: nothing to compare, refused too.
+- :func:`targets_arena_dataset` — one run with ``[[targets]]`` (``localeval arena RUN``)
+  holds every target's answer to each golden; the contestants are the targets.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from localeval.case import TestCase
@@ -22,6 +30,16 @@ from localeval.results import CaseResult, RunReport
 #: What the application was given: the same in both runs, or the runs are of different datasets.
 #: (retrieval_context and tools_called are what the application did, like its output.)
 SHARED_FIELDS = ("input", "expected_output", "context", "expected_tools")
+
+
+@dataclass(frozen=True)
+class Contestant:
+    """One side of the arena: its name, how errors call it, its cases by the key goldens are matched by."""
+
+    name: str
+    origin: str  #: "run r1", or "run r1, target small"
+    cases: dict[str, CaseResult]
+    failures: dict[str, str]  #: key -> why the case has no output (a target that failed), where known
 
 
 def arena_dataset(a: RunReport, b: RunReport, names: tuple[str, str] | None = None) -> Dataset:
@@ -40,37 +58,73 @@ def arena_dataset(a: RunReport, b: RunReport, names: tuple[str, str] | None = No
             f"runs {a.run_id} and {b.run_id} judged the same file ({a.dataset.path}, sha256 {a.dataset.sha256[:12]}…): "
             "their outputs are the same. The arena compares two runs of the same inputs with different outputs"
         )
-    if len(a.cases) != len(b.cases):
-        raise InputError(
-            f"runs {a.run_id} and {b.run_id} are of different datasets: {len(a.cases)} cases against {len(b.cases)}"
-        )
     by_name = names_are_keys(a) and names_are_keys(b)
-    cases_b = {case_key(c, by_name): c for c in b.cases}
+    sides = [
+        Contestant(name, f"run {r.run_id}", {case_key(c, by_name): c for c in r.cases}, {})
+        for name, r in ((name_a, a), (name_b, b))
+    ]
+    return _pair(sides, f"runs {a.run_id} and {b.run_id} are of different datasets")
+
+
+def targets_arena_dataset(report: RunReport) -> Dataset:
+    """The arena's cases from one run with several targets: per golden, ``{target: its output}``.
+
+    Raises :class:`InputError` when the run has fewer than two targets, or a golden lacks
+    a target's output (the target failed on it: its error is named).
+    """
+    if len(report.targets) < 2:
+        had = ", ".join(t.name for t in report.targets) or "none"
+        raise InputError(
+            f"run {report.run_id} has {len(report.targets)} target(s) ({had}); the arena of one run compares "
+            "the outputs of its [[targets]], two or more. Give two runs to compare their outputs"
+        )
+    by_name = names_are_keys(report)
+    sides = []
+    for target in report.targets:
+        mine = [c for c in report.cases if c.target == target.name]
+        keys = [c.name if by_name and c.name else f"#{golden}" for golden, c in enumerate(mine)]
+        failures = {keys[i]: why for i, why in target.errors.items() if i < len(keys)}
+        sides.append(Contestant(target.name, f"run {report.run_id}, target {target.name}", dict(zip(keys, mine)),
+                                failures))
+    return _pair(sides, f"run {report.run_id}: the targets did not answer the same goldens")
+
+
+def _pair(sides: Sequence[Contestant], mismatch: str) -> Dataset:
+    """Per case of the first side, every side's output under its name; ``mismatch`` starts the
+    refusal when the sides' cases differ."""
+    first = sides[0]
+    for side in sides[1:]:
+        if len(side.cases) != len(first.cases):
+            raise InputError(f"{mismatch}: {len(first.cases)} cases against {len(side.cases)}")
     cases: list[TestCase] = []
-    for case_a in a.cases:
-        key = case_key(case_a, by_name)
-        case_b = cases_b.get(key)
-        if case_b is None:
-            raise InputError(f"runs {a.run_id} and {b.run_id} are of different datasets: case {key} is only in {a.run_id}")
-        _check_same_inputs(case_a, case_b, key, a.run_id, b.run_id)
-        outputs = {name_a: _output(case_a, key, a.run_id), name_b: _output(case_b, key, b.run_id)}
-        shared = {f: case_a.inputs[f] for f in SHARED_FIELDS if f in case_a.inputs}
-        metadata = {"arena": {name_a: case_a.location, name_b: case_b.location}}
-        cases.append(TestCase(**shared, name=case_a.name, contestants=outputs, metadata=metadata))
+    for key, case in first.cases.items():
+        matched = []
+        for side in sides:
+            other = side.cases.get(key)
+            if other is None:
+                raise InputError(f"{mismatch}: case {key} is only in {first.origin}")
+            _check_same_inputs(case, other, key, mismatch)
+            matched.append(other)
+        outputs = {side.name: _output(side, key, other) for side, other in zip(sides, matched)}
+        shared = {f: case.inputs[f] for f in SHARED_FIELDS if f in case.inputs}
+        metadata: dict[str, Any] = {"arena": {side.name: other.location for side, other in zip(sides, matched)}}
+        targets = {other.target for other in matched}
+        if len(targets) == 1 and None not in targets:  # two runs' answers of the same target: keep which
+            metadata["target"] = case.target
+        cases.append(TestCase(**shared, name=case.name, contestants=outputs, metadata=metadata))
     return Dataset.from_cases(cases)
 
 
-def _check_same_inputs(case_a: CaseResult, case_b: CaseResult, key: str, run_a: str, run_b: str) -> None:
+def _check_same_inputs(case_a: CaseResult, case_b: CaseResult, key: str, mismatch: str) -> None:
     for field in SHARED_FIELDS:
         if case_a.inputs.get(field) != case_b.inputs.get(field):
-            raise InputError(
-                f"runs {run_a} and {run_b} are of different datasets: case {key} ({case_a.location}) "
-                f"has a different {field} in each"
-            )
+            raise InputError(f"{mismatch}: case {key} ({case_a.location}) has a different {field} in each")
 
 
-def _output(case: CaseResult, key: str, run_id: str) -> Any:
+def _output(side: Contestant, key: str, case: CaseResult) -> Any:
     output = case.inputs.get("actual_output")
     if not output:
-        raise InputError(f"run {run_id}: case {key} ({case.location}) has no actual_output to compare")
+        why = side.failures.get(key)
+        raise InputError(f"{side.origin}: case {key} ({case.location}) has no actual_output to compare"
+                         + (f" (the target failed: {why})" if why else ""))
     return output
