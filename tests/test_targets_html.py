@@ -4,7 +4,11 @@ in the page's text and in headless Chromium's DOM."""
 from __future__ import annotations
 
 import html
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +60,26 @@ def test_chromium_shows_the_matrix(page: Path, tmp_path: Path) -> None:
     assert [r[0] for r in rows] == ["golden", "fr Capital of France?", "sum 2 + 2?", "given Colour of the sky?"]
     assert rows[1][1:] == ["Paris exact_match: 1.000 pass", f"{XSS} exact_match: 0.000 fail"]
     assert "<img" not in dom.split('<table class="matrix">')[1]
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs headless Chromium at /usr/bin/chromium")
+def test_the_compare_models_example_report_shows_both_models_side_by_side(tmp_path: Path) -> None:
+    """The real example: both shipped models answer, the default model judges, Chromium renders the matrix."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "compare-models"
+    env = {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-m", "localeval", "run", "-c", str(example / "eval.toml"), "--run-dir", str(tmp_path / "run")],
+        capture_output=True, text=True, env=env, timeout=900,
+    )
+    assert done.returncode in (0, 1), done.stderr  # 1: some answers fail their metrics
+    goldens = [json.loads(line) for line in (example / "goldens.jsonl").read_text().splitlines()]
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert [t["name"] for t in report["targets"]] == ["smollm2-135m", "gemma-3-270m"]
+    dom = chromium(tmp_path, (tmp_path / "run" / "report.html").as_uri(), "--dump-dom")
+    rows = matrix_rows(dom)
+    assert rows[0] == ["golden", "smollm2-135m", "gemma-3-270m"]
+    assert len(rows) == 1 + len(goldens)
+    outputs = {(c["name"], c["target"]): c["inputs"]["actual_output"] for c in report["cases"]}
+    for row, golden in zip(rows[1:], goldens):
+        for cell, target in zip(row[1:], ("smollm2-135m", "gemma-3-270m")):
+            assert " ".join(outputs[(golden["name"], target)].split()) in cell
