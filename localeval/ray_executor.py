@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import tempfile
 from collections import deque
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
@@ -233,8 +234,22 @@ def connect(ray: ModuleType, address: str | None) -> bool:
     if node not in LOOPBACK:  # ray was imported before import_ray could make it single-machine
         raise ExecutorError(f"a local Ray runtime would listen on {node}, not 127.0.0.1: set "
                             "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before ray is imported, or give --ray-address")
-    ray.init(address="local", _node_ip_address=node, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", _node_ip_address=node, include_dashboard=False, log_to_driver=False,
+             _temp_dir=local_temp_dir())
     return True
+
+
+#: A Unix socket's path may not exceed 107 bytes, and a local runtime's sockets lie at
+#: ``<temp dir>/session_<date>_<time>_<pid>/sockets/plasma_store`` (about 70 bytes after the temp dir).
+_MAX_TEMP_DIR = 36
+
+
+def local_temp_dir() -> str:
+    """Where a local Ray runtime keeps its sessions: Ray's default (``$TMPDIR/ray``) when its socket
+    paths fit, else a folder of this user's in /tmp (a long TMPDIR, as CI machines set, would make
+    Ray fail to start with 'AF_UNIX path length cannot exceed 107 bytes')."""
+    default = os.path.join(tempfile.gettempdir(), "ray")
+    return default if len(default) <= _MAX_TEMP_DIR else f"/tmp/ray-{os.getuid()}"  # noqa: S108 -- short on purpose
 
 
 def _cause(err: Exception) -> str:

@@ -31,7 +31,7 @@ from localeval.events import Event, Events, MetricFinished
 from localeval.judge import load_judges
 from localeval.metrics import build_metric
 from localeval.paths import Paths
-from localeval.ray_executor import JudgeRecipe, RayExecutor, import_ray
+from localeval.ray_executor import JudgeRecipe, RayExecutor, import_ray, local_temp_dir
 from localeval.results import RunReport
 from localeval.runner import RunOptions, evaluate
 from localeval.schedule import Task, groups
@@ -72,7 +72,8 @@ def outcomes(report: RunReport) -> list[list[tuple[str, float | None, bool | Non
 def runtime() -> Iterator[Any]:
     """A local Ray runtime of 2 CPUs on 127.0.0.1, as localeval starts one (its environment first)."""
     ray = import_ray(local=True)
-    ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False,
+             _temp_dir=local_temp_dir())
     yield ray
     ray.shutdown()
 
