@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from localeval.backends.options import BackendOptions, LlamaCppOptions
     from localeval.backends.registry import BackendKind, BuildContext
     from localeval.cache import CachedBackend, open_cache
-    from localeval.case import Golden, TestCase, ToolCall
+    from localeval.case import ConversationalTestCase, Golden, TestCase, ToolCall, Turn
     from localeval.catalog import ModelCatalog, ModelSpec
     from localeval.dataset import Dataset
     from localeval.distribution import CandidateDistribution
@@ -43,6 +43,10 @@ if TYPE_CHECKING:
     from localeval.metrics import (
         DAG,
         AnswerRelevancy,
+        Arena,
+        Bias,
+        Bleu,
+        Chrf,
         Composite,
         ContextualPrecision,
         ContextualRecall,
@@ -51,11 +55,24 @@ if TYPE_CHECKING:
         Faithfulness,
         GEval,
         Hallucination,
+        JsonCorrectness,
         Metric,
+        PiiLeakage,
+        PromptAlignment,
+        Rouge,
+        Summarization,
+        Toxicity,
         Verdict,
         build_metric,
         metric,
         register_metric,
+    )
+    from localeval.metrics.conversational import (
+        ConversationalGEval,
+        ConversationCompleteness,
+        KnowledgeRetention,
+        RoleAdherence,
+        TurnRelevancy,
     )
     from localeval.metrics.length import OutputLength
     from localeval.results import CaseResult, MetricResult, RunReport
@@ -64,7 +81,11 @@ if TYPE_CHECKING:
 #: Each public name and the module that defines it.
 _EXPORTS: dict[str, str] = {
     "AnswerRelevancy": "localeval.metrics",
+    "Arena": "localeval.metrics",
     "Backend": "localeval.backends.base",
+    "Bias": "localeval.metrics",
+    "Bleu": "localeval.metrics",
+    "Chrf": "localeval.metrics",
     "BackendKind": "localeval.backends.registry",
     "BackendOptions": "localeval.backends.options",
     "BackendError": "localeval.errors",
@@ -77,6 +98,9 @@ _EXPORTS: dict[str, str] = {
     "Composite": "localeval.metrics",
     "ConfigError": "localeval.errors",
     "ContextualPrecision": "localeval.metrics",
+    "ConversationCompleteness": "localeval.metrics.conversational",
+    "ConversationalGEval": "localeval.metrics.conversational",
+    "ConversationalTestCase": "localeval.case",
     "ContextualRecall": "localeval.metrics",
     "ContextualRelevancy": "localeval.metrics",
     "DAG": "localeval.metrics",
@@ -91,7 +115,9 @@ _EXPORTS: dict[str, str] = {
     "GEval": "localeval.metrics",
     "Golden": "localeval.case",
     "Hallucination": "localeval.metrics",
+    "JsonCorrectness": "localeval.metrics",
     "JsonReply": "localeval.backends.base",
+    "KnowledgeRetention": "localeval.metrics.conversational",
     "JsonRequest": "localeval.backends.base",
     "LlamaCppBackend": "localeval.backends.llamacpp",
     "LlamaCppOptions": "localeval.backends.options",
@@ -104,14 +130,22 @@ _EXPORTS: dict[str, str] = {
     "ModelCatalog": "localeval.catalog",
     "ModelSpec": "localeval.catalog",
     "OutputLength": "localeval.metrics.length",
+    "PiiLeakage": "localeval.metrics",
+    "PromptAlignment": "localeval.metrics",
+    "Rouge": "localeval.metrics",
+    "RoleAdherence": "localeval.metrics.conversational",
     "RunFinished": "localeval.events",
     "RunInterrupted": "localeval.runner",
     "RunOptions": "localeval.runner",
     "RunReport": "localeval.results",
     "RunStarted": "localeval.events",
     "SchemaViolation": "localeval.errors",
+    "Summarization": "localeval.metrics",
     "TestCase": "localeval.case",
     "ToolCall": "localeval.case",
+    "Toxicity": "localeval.metrics",
+    "Turn": "localeval.case",
+    "TurnRelevancy": "localeval.metrics.conversational",
     "Verdict": "localeval.metrics",
     "build_metric": "localeval.metrics",
     "evaluate": "localeval.runner",

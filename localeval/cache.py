@@ -31,14 +31,18 @@ from localeval.backends.base import (
     Fingerprint,
     JsonReply,
     JsonRequest,
+    TextBackend,
+    TextReply,
+    TextRequest,
     Usage,
 )
+from localeval.errors import BackendError
 from localeval.results import JudgeUsage
 
 #: Bump when the stored reply format changes, so old entries stop matching.
 CACHE_FORMAT = 1
 
-Reply = TypeVar("Reply", JsonReply, DistributionReply)
+Reply = TypeVar("Reply", JsonReply, DistributionReply, TextReply)
 
 
 @dataclass
@@ -126,6 +130,16 @@ class CachedBackend:
         return self._cached(
             "candidate_distribution", request, DistributionReply, self.backend.candidate_distribution
         )
+
+    def generate_text(self, request: TextRequest) -> TextReply:
+        """Free text (a target's output), cached like JSON: only when the request is deterministic."""
+        backend = self.backend
+        if not isinstance(backend, TextBackend):
+            raise BackendError(f"the {self.fingerprint.kind} backend does not generate free text")
+        if self.store is None or not request.deterministic:
+            self._count("uncacheable")
+            return self._called(backend.generate_text(request))
+        return self._cached("generate_text", request, TextReply, backend.generate_text)
 
     def _cached(
         self, operation: str, request: BaseModel, reply_type: type[Reply], call: Callable[[Any], Reply]

@@ -1,10 +1,10 @@
-"""Test cases and goldens: what a metric judges."""
+"""Test cases, goldens and conversations: what a metric judges."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class ToolCall(BaseModel):
@@ -54,8 +54,21 @@ class TestCase(Golden):
 
     actual_output: str | None = Field(None, description="What the application produced.")
     tools_called: list[ToolCall] | None = None
+    contestants: dict[str, str] | None = Field(
+        None, description="Outputs for the same input by name, for pairwise comparison (the arena)."
+    )
 
     _normalize_called = field_validator("tools_called", mode="before")(_tools)
+
+    @field_validator("contestants")
+    @classmethod
+    def _two_contestants(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None:
+            if len(value) < 2:
+                raise ValueError(f"needs at least two contestants to compare, got {len(value)}")
+            if any(not name.strip() for name in value):
+                raise ValueError("a contestant's name must not be blank")
+        return value
 
     def field_value(self, field: str) -> Any:
         """The value of a field by name; ``KeyError`` for a name that is not a field."""
@@ -72,3 +85,72 @@ LIST_FIELDS: tuple[str, ...] = (
     "expected_tools",
     "tags",
 )
+
+
+# -- conversations ---------------------------------------------------------------------
+
+Role = Literal["user", "assistant"]
+
+
+class Turn(BaseModel):
+    """One message of a conversation: who spoke, what they said, and, for the assistant, how it got there."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Role = Field(description="'user' or 'assistant'.")
+    content: str = Field(description="What was said.")
+    retrieval_context: list[str] | None = Field(
+        None, description="What the assistant retrieved for this turn (assistant turns only)."
+    )
+    tools_called: list[ToolCall] | None = Field(None, description="Tools the assistant called for this turn.")
+
+    _normalize_called = field_validator("tools_called", mode="before")(_tools)
+
+    @model_validator(mode="after")
+    def _assistant_only(self) -> Turn:
+        for name in ("retrieval_context", "tools_called"):
+            if self.role == "user" and getattr(self, name) is not None:
+                raise ValueError(f"{name} belongs on assistant turns; this turn's role is 'user'")
+        return self
+
+
+class ConversationalTestCase(BaseModel):
+    """A whole conversation between a user and the application under test, judged as one case."""
+
+    __test__: ClassVar[bool] = False  # not a pytest test class
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turns: list[Turn] = Field(description="The messages in order; at least one from the assistant.")
+    chatbot_role: str | None = Field(None, description="The role the assistant was to play (role_adherence).")
+    scenario: str | None = Field(None, description="The situation the conversation happens in.")
+    expected_outcome: str | None = Field(None, description="How the conversation should end.")
+    user_description: str | None = Field(None, description="Who the user is.")
+    name: str | None = Field(None, description="A short identifier shown in reports.")
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("turns")
+    @classmethod
+    def _has_assistant(cls, turns: list[Turn]) -> list[Turn]:
+        if not turns:
+            raise ValueError("a conversation needs at least one turn")
+        if not any(turn.role == "assistant" for turn in turns):
+            raise ValueError("no turn has role 'assistant': there is nothing to judge")
+        return turns
+
+    def field_value(self, field: str) -> Any:
+        """The value of a field by name; ``KeyError`` for a name that is not a field."""
+        if field not in type(self).model_fields:
+            raise KeyError(field)
+        return getattr(self, field)
+
+    @property
+    def assistant_turns(self) -> list[int]:
+        """The indices (in ``turns``) of the assistant's turns."""
+        return [i for i, turn in enumerate(self.turns) if turn.role == "assistant"]
+
+
+#: A case of either kind: a dataset holds one kind, a metric judges one kind (``Metric.case_type``).
+Case = TestCase | ConversationalTestCase
+CONVERSATION_FIELDS: tuple[str, ...] = tuple(ConversationalTestCase.model_fields)
+TURN_FIELDS: tuple[str, ...] = tuple(Turn.model_fields)

@@ -30,7 +30,15 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, SerializeAsAny, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    SerializeAsAny,
+    ValidationError,
+    model_validator,
+)
 
 from localeval.backends.options import BackendOptions, LlamaCppOptions
 from localeval.backends.registry import backend_options
@@ -38,6 +46,8 @@ from localeval.errors import ConfigError, first_problem
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
 from localeval.plugins import load_plugins
+from localeval.synthesizer.options import SynthesizerOptions
+from localeval.targets.options import TargetOptions
 
 
 class _Section(BaseModel):
@@ -87,7 +97,30 @@ class RunConfig(_Section):
     metrics: list[dict[str, Any]] = Field(default_factory=list)
     report: ReportConfig = Field(default_factory=ReportConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
+    synthesizer: SynthesizerOptions = Field(
+        default_factory=SynthesizerOptions, description="How `localeval synthesize` writes goldens."
+    )
+    target: TargetOptions | None = Field(
+        None, description="The model that writes actual_output for goldens that lack it ([target])."
+    )
+    targets: list[TargetOptions] = Field(
+        default_factory=list, description="Several targets side by side ([[targets]], each with a distinct name)."
+    )
     source: str = Field("<command line>", exclude=True)
+
+    @model_validator(mode="after")
+    def _one_way_to_name_targets(self) -> RunConfig:
+        if self.target is not None and self.targets:
+            raise ValueError("give [target] or [[targets]], not both")
+        names = [t.name for t in self.targets]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"two targets are named {twice[0]!r}; give each a distinct name")
+        return self
+
+    def all_targets(self) -> list[TargetOptions]:
+        """The targets that write outputs: ``[target]``, or every ``[[targets]]``; none: the dataset has them."""
+        return [self.target] if self.target is not None else list(self.targets)
 
     @classmethod
     def load(cls, path: Path) -> RunConfig:
@@ -120,6 +153,8 @@ class RunConfig(_Section):
                     update={name: rebase(getattr(self.report, name)) for name in ("path", "html", "junit")}
                 ),
                 "cache": self.cache.model_copy(update={"dir": rebase(self.cache.dir)}),
+                "target": self.target.rebased(base) if self.target is not None else None,
+                "targets": [target.rebased(base) for target in self.targets],
             }
         )
 
@@ -135,7 +170,7 @@ class RunConfig(_Section):
             where = f"{self.source}: metrics[{i}]"
             if not isinstance(kind, str):
                 raise ConfigError(f"{where}: the 'metric' key (its type, e.g. 'geval') is missing")
-            metric = self._rebase_paths(build_metric(kind, options, where))
+            metric = self._rebase_paths(build_metric(kind, options, where, folder=self._base()))
             self._check_judge(metric, where)
             built.append(metric)
         return built

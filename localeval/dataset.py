@@ -1,5 +1,9 @@
 """Datasets of test cases: load them from JSONL, JSON or CSV, and save them back.
 
+A dataset holds single-turn test cases or conversations (one per record, JSONL
+or JSON; see :mod:`localeval.conversations`), never both: the first record
+decides.
+
 Every case remembers where it came from ("data.jsonl:3"), and every problem is a
 ``DatasetError`` naming the file, the line and the field, so a user can fix a
 large file without bisecting it.
@@ -9,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import dataclasses
 import hashlib
 import io
 import itertools
@@ -24,7 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from localeval.case import CASE_FIELDS, LIST_FIELDS, TestCase
+from localeval.case import CASE_FIELDS, CONVERSATION_FIELDS, LIST_FIELDS, Case, ConversationalTestCase, TestCase
+from localeval.conversations import conversation_case, holds_conversations
 from localeval.errors import DatasetError
 from localeval.files import write_text_atomically
 
@@ -42,6 +48,8 @@ _JSON_SPACE = re.compile(r"[ \t\n\r]*")  # the whitespace JSON allows between to
 #: Why a file that reads without error holds no record, by format.
 _NO_RECORDS = {"jsonl": "the file is empty", "json": "the file is an empty list",
                "csv": "the file has only its header row"}
+#: Fields whose CSV cell is a JSON object: {"key": ...}.
+_OBJECT_FIELDS = ("metadata", "contestants")
 _JSON_TYPES = {str: "a string", int: "a number", float: "a number", bool: "a boolean",
                dict: "an object", list: "a list", type(None): "null"}
 
@@ -62,7 +70,7 @@ class Dataset:
     ``source`` is the file the cases were loaded from (None for cases built in code).
     """
 
-    cases: list[TestCase]
+    cases: list[Case]
     locations: list[str]
     source: DatasetSource | None = None
 
@@ -73,8 +81,13 @@ class Dataset:
     def __len__(self) -> int:
         return len(self.cases)
 
-    def __iter__(self) -> Iterator[TestCase]:
+    def __iter__(self) -> Iterator[Case]:
         return iter(self.cases)
+
+    @property
+    def conversational(self) -> bool:
+        """Whether the cases are conversations (a dataset holds one kind)."""
+        return bool(self.cases) and isinstance(self.cases[0], ConversationalTestCase)
 
     def require_cases(self, format: Format | None = None) -> None:
         """Raise ``DatasetError`` naming the file when there is no case.
@@ -90,9 +103,11 @@ class Dataset:
         raise no_records_error(self.source.path, format)
 
     @classmethod
-    def from_cases(cls, cases: Iterable[TestCase]) -> Dataset:
+    def from_cases(cls, cases: Iterable[Case]) -> Dataset:
         """A dataset of cases built in code; their locations are "<memory>:1", "<memory>:2", ..."""
         cases = list(cases)
+        if len({type(case) for case in cases}) > 1:
+            raise DatasetError("a dataset holds single-turn test cases or conversations, not both")
         return cls(cases, [f"<memory>:{i}" for i in range(1, len(cases) + 1)])
 
     @classmethod
@@ -113,7 +128,9 @@ class Dataset:
         e.g. ``{"query": "input"}``. A key that is not a field is an error, goes into
         ``metadata`` or is dropped, as ``unknown_fields`` says. In CSV, list fields
         are split on ``list_delimiter``, ``metadata`` is a JSON object, and an empty
-        cell means "no value". In JSON, list fields must be lists.
+        cell means "no value". In JSON, list fields must be lists. A JSONL or JSON file
+        whose first record has ``turns`` holds conversations
+        (:class:`~localeval.case.ConversationalTestCase`), one per record.
         """
         name = os.fspath(path)  # as the user spelled it, for messages and locations
         fmt = _format(name, format)
@@ -123,11 +140,14 @@ class Dataset:
         if fmt == "csv":
             header, records = _csv_table(text, reader.path)
             reader.check_columns(header)
-        elif fmt == "json":
-            records = _json_records(text, reader.path)
         else:
-            records = _jsonl_records(text, reader.path)
-        cases, locations = [], []
+            records = _json_records(text, reader.path) if fmt == "json" else _jsonl_records(text, reader.path)
+            first = next(records, None)
+            if first is not None:
+                reader = dataclasses.replace(reader, conversational=holds_conversations(first[1], reader.fields))
+                records = itertools.chain([first], records)
+        cases: list[Case] = []
+        locations = []
         for line, record in records:
             cases.append(reader.case(record, line))
             locations.append(f"{reader.path}:{line}")
@@ -148,6 +168,8 @@ class Dataset:
         name = os.fspath(path)
         fmt = _format(name, format)
         records = [case.model_dump(exclude_none=True, mode="json") for case in self.cases]
+        if fmt == "csv" and self.conversational:
+            raise DatasetError("CSV cannot hold conversations; save as JSONL or JSON", path=name)
         if fmt == "csv":
             text = _csv_text(records, name, list_delimiter)
         else:
@@ -190,13 +212,21 @@ def read_records(
 
 @dataclass(frozen=True)
 class _Reader:
-    """Turns one raw record of a file into a validated ``TestCase``, as the load options say."""
+    """Turns one raw record of a file into a validated case, as the load options say.
+
+    ``conversational``: the file holds conversations (its first record has turns).
+    """
 
     path: str
     format: Format
     fields: dict[str, str]
     delimiter: str
     unknown: str
+    conversational: bool = False
+
+    @property
+    def case_fields(self) -> tuple[str, ...]:
+        return CONVERSATION_FIELDS if self.conversational else CASE_FIELDS
 
     def check_options(self) -> None:
         if self.unknown not in ("error", "metadata", "ignore"):
@@ -206,9 +236,9 @@ class _Reader:
         if not self.delimiter:
             raise self.error("list_delimiter must not be empty")
         for source, target in self.fields.items():
-            if target not in CASE_FIELDS:
-                fields = ", ".join(CASE_FIELDS)
-                message = f"fields maps '{source}' here, but it is not a test case field ({fields})"
+            if target not in CASE_FIELDS and target not in CONVERSATION_FIELDS:
+                fields = ", ".join(dict.fromkeys(CASE_FIELDS + CONVERSATION_FIELDS))
+                message = f"fields maps '{source}' here, but it is not a test case field or a conversation field ({fields})"
                 raise self.error(message, field=target)
 
     def check_columns(self, header: list[str]) -> None:
@@ -225,12 +255,14 @@ class _Reader:
             message = f"required column missing (columns: {columns}); map one with fields="
             raise self.error(message, line=1, field="input")
 
-    def case(self, record: _Record, line: int) -> TestCase:
+    def case(self, record: _Record, line: int) -> Case:
         data, extra = self.map_keys(record, line)
         if self.format == "csv":
             data = {name: self.cell(name, value, line) for name, value in data.items()}
         if extra:
             data["metadata"] = self.merge_metadata(data.get("metadata", {}), extra, line)
+        if self.conversational:
+            return conversation_case(data, self.path, line)
         if data.get("input") is None:
             raise self.error("required, and this record has none", line=line, field="input")
         for name in LIST_FIELDS:
@@ -249,10 +281,17 @@ class _Reader:
         sources: dict[str, str] = {}
         for key, value in record.items():
             target = self.fields.get(key, key)
-            if target not in CASE_FIELDS:
-                if self.unknown == "error":
+            if target not in self.case_fields:
+                if target == "turns":  # a conversation in a file of single-turn cases
                     message = (
-                        f"not a test-case field; map it to one (--map {key}=FIELD, or "
+                        "this file holds single-turn test cases (its first record has no turns); "
+                        "keep conversations in a file of their own"
+                    )
+                    raise self.error(message, line=line, field=key)
+                if self.unknown == "error":
+                    what = "conversation" if self.conversational else "test-case"
+                    message = (
+                        f"not a {what} field; map it to one (--map {key}=FIELD, or "
                         "[dataset] fields) or keep unknown keys with unknown_fields = 'metadata'"
                     )
                     raise self.error(message, line=line, field=key)
@@ -275,15 +314,18 @@ class _Reader:
         return {**metadata, **extra}
 
     def cell(self, name: str, value: str, line: int) -> Any:
-        """A CSV cell as the value of field ``name``; an empty cell means no value."""
+        """A CSV cell as the value of field ``name``; an empty cell means no value.
+
+        ``metadata`` and ``contestants`` cells hold a JSON object.
+        """
         if name in LIST_FIELDS:
             items = [item.strip() for item in value.split(self.delimiter)]
             items = [item for item in items if item]
             return items if items or name == "tags" else None
-        if name != "metadata":
+        if name not in _OBJECT_FIELDS:
             return value or None
         if not value:
-            return {}
+            return {} if name == "metadata" else None
         strict = _StrictJson()
         try:
             parsed = json.loads(value, **strict.hooks)

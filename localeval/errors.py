@@ -82,11 +82,18 @@ class CandidateError(BackendError):
 
 
 class MetricInputError(LocalevalError):
-    """A test case lacks a field the metric needs."""
+    """A test case lacks a field the metric needs, or is not the kind of case the metric judges.
 
-    def __init__(self, metric: str, field: str, message: str | None = None) -> None:
+    ``problem`` completes "metric 'NAME' ..." in the one-line error a run gives
+    before any judge call, where the file, line and field are named.
+    """
+
+    def __init__(
+        self, metric: str, field: str, message: str | None = None, *, problem: str = "needs it, and it is empty"
+    ) -> None:
         self.metric = metric
         self.field = field
+        self.problem = problem
         super().__init__(message or f"metric '{metric}' needs field '{field}', which is empty")
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from localeval.errors import InputError, first_problem
 from localeval.results import MetricResult
+from localeval.targets.generate import Generation
 
 #: Bump when the journal's lines change shape; older journals are refused, not misread.
 JOURNAL_FORMAT = 1
@@ -48,14 +49,24 @@ class JournalEntry(BaseModel):
     result: MetricResult
 
 
+class GenerationEntry(BaseModel):
+    """Target ``target``'s output for case ``case`` (a run with targets), or why there is none."""
+
+    case: int
+    generation: Generation
+    target: str
+
+
 class Journal:
-    """An open journal: the header, ``done`` (the results it held when opened), and ``append``."""
+    """An open journal: the header, ``done`` (the results it held when opened), ``generated`` (the
+    target's outputs it held), and ``append`` / ``append_generation``."""
 
     def __init__(self, path: Path, header: JournalHeader, done: dict[tuple[int, str], MetricResult],
-                 stream: IO[bytes]) -> None:
+                 stream: IO[bytes], generated: dict[tuple[str, int], Generation] | None = None) -> None:
         self.path = path
         self.header = header
         self.done = done
+        self.generated = generated if generated is not None else {}
         self._stream = stream
         self._lock = threading.Lock()
 
@@ -80,16 +91,26 @@ class Journal:
             data = path.read_bytes()
         except OSError as err:
             raise InputError(f"{path}: cannot read the run journal ({err.strerror})") from err
-        header, done, whole = _parse(path, data)
+        header, done, generated, whole = _parse(path, data)
         stream = path.open("r+b")
         stream.truncate(whole)  # drop a torn last line
         stream.seek(whole)
-        return cls(path, header, done, stream)
+        return cls(path, header, done, stream, generated)
 
     def append(self, case: int, result: MetricResult) -> None:
         """Record a result durably: on disk before this returns."""
         with self._lock:
             self._write(JournalEntry(case=case, result=result).model_dump_json())
+
+    def append_generation(self, target: str, case: int, generation: Generation) -> None:
+        """Record a target's output for a case durably: a resumed run does not generate it again."""
+        with self._lock:
+            self._write(GenerationEntry(case=case, generation=generation, target=target).model_dump_json())
+            self.generated[(target, case)] = generation
+
+    def generated_by(self, target: str) -> dict[int, Generation]:
+        """The outputs of ``target`` the journal holds, by case."""
+        return {case: generation for (name, case), generation in self.generated.items() if name == target}
 
     def close(self) -> None:
         self._stream.close()
@@ -106,8 +127,10 @@ class Journal:
         os.fsync(self._stream.fileno())
 
 
-def _parse(path: Path, data: bytes) -> tuple[JournalHeader, dict[tuple[int, str], MetricResult], int]:
-    """The header, the results by (case, metric), and the length of the whole lines."""
+def _parse(
+    path: Path, data: bytes
+) -> tuple[JournalHeader, dict[tuple[int, str], MetricResult], dict[tuple[str, int], Generation], int]:
+    """The header, the results by (case, metric), the target's outputs by case, and the length of the whole lines."""
     lines = data.split(b"\n")
     torn = lines.pop()  # the text after the last newline: empty unless a write was cut
     whole = len(data) - len(torn)
@@ -115,14 +138,19 @@ def _parse(path: Path, data: bytes) -> tuple[JournalHeader, dict[tuple[int, str]
         raise InputError(f"{path}: not a run journal (no header line)")
     header = _header(path, lines[0])
     done: dict[tuple[int, str], MetricResult] = {}
+    generated: dict[tuple[str, int], Generation] = {}
     for number, line in enumerate(lines[1:], start=2):
         try:
+            if line.startswith(b'{"case":') and b'"generation":' in line[:40]:
+                output = GenerationEntry.model_validate_json(line)
+                generated[(output.target, output.case)] = output.generation
+                continue
             entry = JournalEntry.model_validate_json(line)
         except ValidationError as err:
             where, message = first_problem(err)
             raise InputError(f"{path}:{number}: not a journal entry ({where}: {message})") from err
         done[(entry.case, entry.result.metric)] = entry.result
-    return header, done, whole
+    return header, done, generated, whole
 
 
 def _header(path: Path, line: bytes) -> JournalHeader:

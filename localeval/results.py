@@ -81,6 +81,7 @@ class CaseResult(BaseModel):
         default_factory=dict, description="The test case's non-empty fields, as judged."
     )
     results: list[MetricResult]
+    target: str | None = Field(None, description="With several targets: the target whose output was judged.")
 
 
 class MetricSummary(BaseModel):
@@ -95,9 +96,12 @@ class MetricSummary(BaseModel):
     errored: int
     pass_rate: float | None = Field(description="passed / (passed + failed); None if none scored.")
     mean_score: float | None = None
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="What the metric says about the whole run (the arena: its ranking)."
+    )
 
     @classmethod
-    def of(cls, metric: str, results: list[MetricResult]) -> MetricSummary:
+    def of(cls, metric: str, results: list[MetricResult], details: dict[str, Any] | None = None) -> MetricSummary:
         scored = [r for r in results if not r.errored]
         passed = sum(1 for r in scored if r.passed)
         scores = [r.score for r in scored if r.score is not None]
@@ -109,6 +113,7 @@ class MetricSummary(BaseModel):
             errored=len(results) - len(scored),
             pass_rate=passed / len(scored) if scored else None,
             mean_score=statistics.fmean(scores) if scores else None,
+            details=details or {},
         )
 
 
@@ -122,6 +127,24 @@ class RunStats(BaseModel):
     completion_tokens: int | None = None
     duration_s: float = 0.0
     resumed: int = Field(0, description="Results read back from the run's journal, not computed again.")
+
+
+class TargetRecord(BaseModel):
+    """What a report says about the target: who wrote the outputs, from which prompt, at what cost."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    fingerprint: Fingerprint
+    template_sha256: str = Field(description="sha256 of the prompt templates' text (see PromptTemplate.sha256).")
+    settings: dict[str, object] = Field(default_factory=dict, description="temperature, max_tokens, seed, stop.")
+    generated: int = Field(0, description="Outputs written in this run (by the model or from the cache).")
+    resumed: int = Field(0, description="Outputs read back from the run's journal.")
+    errored: int = 0
+    given: int = Field(0, description="Cases that had an actual_output already: not generated.")
+    duration_s: float = 0.0
+    usage: JudgeUsage | None = Field(None, description="Model calls, cache hits and tokens of this run's generation.")
+    errors: dict[int, str] = Field(default_factory=dict, description="Case index -> why it has no output.")
 
 
 class RunReport(BaseModel):
@@ -138,6 +161,12 @@ class RunReport(BaseModel):
     cases: list[CaseResult]
     summary: list[MetricSummary]
     stats: RunStats = RunStats()
+    targets: list[TargetRecord] = Field(
+        default_factory=list, description="The targets that wrote the outputs ([target] or [[targets]])."
+    )
+    target_summaries: dict[str, list[MetricSummary]] = Field(
+        default_factory=dict, description="With several targets: each target's summaries, by target name."
+    )
 
     @property
     def any_failed(self) -> bool:

@@ -1,27 +1,28 @@
 """Running metrics over a dataset: scheduling, concurrency, the journal, and the report.
 
 ``evaluate`` measures every (case, metric) pair once, in the order
-:mod:`localeval.schedule` gives, on as many threads as the judge serves requests
-at once (one for the in-process model). Each finished result goes to the journal
+:mod:`localeval.schedule` gives, with an executor (:mod:`localeval.execution`):
+by default on as many threads as the judge serves requests at once (one for the
+in-process model), or on a Ray cluster. Each finished result goes to the journal
 (when the run has one) before anything else happens, then to the event
-subscribers, from the thread that called ``evaluate``. Results already in the journal are not computed again. The report
-lists the results in input order whatever order they were computed in.
+subscribers, from the thread that called ``evaluate``: only this process writes
+the journal, whichever executor measured. Results already in the journal are
+not computed again. The report lists the results in input order whatever order
+they were computed in.
 """
 
 from __future__ import annotations
 
 import time
-import traceback
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.case import Case
 from localeval.dataset import Dataset
 from localeval.errors import (
     BackendError,
@@ -34,10 +35,10 @@ from localeval.errors import (
 from localeval.events import (
     Events,
     MetricFinished,
-    MetricStarted,
     RunFinished,
     RunStarted,
 )
+from localeval.execution import Executor, ThreadExecutor, Work
 from localeval.journal import Journal
 from localeval.metrics.base import Metric
 from localeval.panel import JudgePanel
@@ -59,7 +60,8 @@ class RunOptions:
     """How to run: the order of the calls, threads, and whether the first error stops the run."""
 
     order: Order = "prefix"
-    workers: int | None = None  #: None: as many as the judge serves at once (1 in-process)
+    workers: int | None = None  #: threads per judge; None: as many as it serves at once (1 in-process)
+    executor: Executor | None = None  #: where tasks are measured; None: threads here (ThreadExecutor(workers))
     fail_fast: bool = False
     config: dict[str, Any] = field(default_factory=dict)  #: recorded in the report
 
@@ -72,24 +74,28 @@ class RunInterrupted(LocalevalError):
         self.run_id, self.finished, self.total = run_id, finished, total
 
 
-def check_inputs(dataset: Dataset, metrics: Sequence[Metric]) -> None:
-    """Fail before any model call when a case lacks a field a metric needs.
+def check_inputs(dataset: Dataset, metrics: Sequence[Metric], skip: Collection[int] = ()) -> None:
+    """Fail before any model call when a case lacks a field a metric needs, or a metric judges the
+    other kind of case (conversations, single-turn cases).
 
     Raises :class:`DatasetError` naming the file, line and field of the first problem.
+    ``skip``: indexes of cases not judged (a target wrote no output for them).
     """
     names = [m.display_name for m in metrics]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"two metrics are named {duplicates[0]!r}; give each a distinct name")
     dataset.require_cases()  # a run over nothing would report that every metric passed
-    for case, location in zip(dataset.cases, dataset.locations):
+    for index, (case, location) in enumerate(zip(dataset.cases, dataset.locations)):
+        if index in skip:
+            continue
         for metric in metrics:
             try:
                 metric.check_case(case)
             except MetricInputError as err:
                 path, _, line = location.rpartition(":")
                 raise DatasetError(
-                    f"metric '{err.metric}' needs it, and it is empty",
+                    f"metric '{err.metric}' {err.problem}",
                     path=path or location,
                     line=int(line) if line.isdigit() else None,
                     field=err.field,
@@ -105,29 +111,34 @@ def evaluate(
     options: RunOptions | None = None,
     events: Events | None = None,
     journal: Journal | None = None,
+    unanswered: Mapping[int, str] | None = None,
 ) -> RunReport:
     """Score every case with every metric; see the module's docstring for how.
 
     ``judge`` is the default judge; ``judges`` are the named ones, which a metric
-    asks by its ``judge`` option (:mod:`localeval.panel`).
+    asks by its ``judge`` option (:mod:`localeval.panel`). ``unanswered`` maps
+    the indexes of cases that have no output to judge (the target failed) to why:
+    each of their results is that error, counted, not judged.
     """
     options = options or RunOptions()
     events = events or Events()
-    check_inputs(dataset, metrics)
+    unanswered = unanswered or {}
+    check_inputs(dataset, metrics, skip=unanswered)
     panel = JudgePanel.of(metrics, judge, judges)
     before = panel.usage()
     start = time.perf_counter()
     run_id, created_at = _identity(journal)
     done: Done = dict(journal.done) if journal is not None else {}
+    done.update(_unanswered(metrics, unanswered))
     names = tuple(m.display_name for m in metrics)
     tasks = [t for t in plan(dataset.cases, metrics, options.order) if (t.case, names[t.metric]) not in done]
     total = len(dataset) * len(metrics)
     events.emit(RunStarted(run_id, len(dataset), names, total, total - len(tasks)))
     pending = {t.metric for t in tasks}  # a metric with nothing left to measure needs no preparing
     prepared = [_prepared(m, panel.judge_of(m)) if i in pending else m for i, m in enumerate(metrics)]
-    execution = _Execution(dataset.cases, prepared, panel, events, journal, done)
-    stopped = execution.run(tasks, options.workers, options.fail_fast, run_id)
-    cases = _case_results(dataset, metrics, done, stopped)
+    execution = _Execution(Work(dataset.cases, prepared, panel, events), journal, done, options.fail_fast)
+    remote = execution.run(tasks, options.executor or ThreadExecutor(options.workers), run_id)
+    cases = _case_results(dataset, metrics, done, execution.stopped)
     report = RunReport(
         run_id=run_id,
         created_at=created_at,
@@ -137,106 +148,50 @@ def evaluate(
         backend=panel.default.fingerprint if panel.default is not None else None,
         judges=panel.fingerprints(),
         cases=cases,
-        summary=_summaries(cases, names),
-        stats=_stats(panel, before, time.perf_counter() - start, resumed=total - len(tasks)),
+        summary=_summaries(cases, metrics),
+        stats=_stats(panel, panel.usage() - before + remote, time.perf_counter() - start,
+                     resumed=total - len(tasks) - len(unanswered) * len(metrics)),
     )
     events.emit(RunFinished(run_id, report.stats.duration_s, report))
     return report
 
 
 class _Execution:
-    """The measuring part of one run: a task in, a result recorded, journaled and announced."""
+    """The driver's part of one run: hands the tasks to the executor, then journals, keeps and
+    announces each result it gets back."""
 
-    def __init__(self, cases: Sequence[TestCase], metrics: Sequence[Metric], panel: JudgePanel,
-                 events: Events, journal: Journal | None, done: Done) -> None:
-        self.cases, self.metrics, self.panel = cases, metrics, panel
-        self.events, self.journal, self.done = events, journal, done
+    def __init__(self, work: Work, journal: Journal | None, done: Done, fail_fast: bool) -> None:
+        self.work, self.journal, self.done, self.fail_fast = work, journal, done, fail_fast
+        self.stopped: Task | None = None  #: the task whose error stopped a fail-fast run
 
-    def run(self, tasks: list[Task], workers: int | None, fail_fast: bool, run_id: str) -> Task | None:
-        """Measure ``tasks``; returns the task whose error stopped a fail-fast run, else None.
-
-        Each judge gets ``workers`` tasks in flight (None: as many as it serves at once),
-        its tasks in plan order; one in all runs on the calling thread.
-        """
-        lanes = self._lanes(tasks, workers)
+    def run(self, tasks: list[Task], executor: Executor, run_id: str) -> JudgeUsage:
+        """Measure ``tasks``; returns what the judges cost outside this process (see :class:`Executor`)."""
         try:
-            if sum(limit for limit, _ in lanes.values()) <= 1:
-                return self._sequential(tasks, fail_fast)
-            return self._parallel(lanes, fail_fast)
+            return executor.execute(tasks, self.work, self._record)
         except KeyboardInterrupt:
-            raise RunInterrupted(run_id, len(self.done), len(self.cases) * len(self.metrics)) from None
-
-    def _sequential(self, tasks: list[Task], fail_fast: bool) -> Task | None:
-        for task in tasks:
-            if self._record(self._measure(task)) and fail_fast:
-                return task
-        return None
-
-    def _lanes(self, tasks: list[Task], workers: int | None) -> dict[str | None, tuple[int, Iterator[Task]]]:
-        """Per judge (by name): how many of its tasks may be in flight, and its tasks in plan order."""
-        lanes: dict[str | None, tuple[int, list[Task]]] = {}
-        for task in tasks:
-            metric = self.metrics[task.metric]
-            judge = self.panel.judge_of(metric)
-            limit = workers or (judge.capabilities.parallel_requests if judge is not None else 1)
-            lanes.setdefault(metric.judge_name if judge is not None else "", (limit, []))[1].append(task)
-        return {name: (limit, iter(queue)) for name, (limit, queue) in lanes.items()}
-
-    def _parallel(self, lanes: dict[str | None, tuple[int, Iterator[Task]]], fail_fast: bool) -> Task | None:
-        stopped: Task | None = None
-        in_flight = dict.fromkeys(lanes, 0)
-        with ThreadPoolExecutor(sum(limit for limit, _ in lanes.values()), thread_name_prefix="localeval") as pool:
-            running: dict[Future[MetricFinished], tuple[str | None, Task]] = {}
-            try:
-                while True:
-                    for name, (limit, pending) in lanes.items():
-                        while stopped is None and in_flight[name] < limit and (task := next(pending, None)):
-                            running[pool.submit(self._measure, task)] = (name, task)
-                            in_flight[name] += 1
-                    if not running:
-                        return stopped
-                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        name, task = running.pop(future)
-                        in_flight[name] -= 1
-                        if self._record(future.result()) and fail_fast and stopped is None:
-                            stopped = task
-            except KeyboardInterrupt:
-                for future in running:
-                    future.cancel()
-                raise
-
-    def _measure(self, task: Task) -> MetricFinished:
-        """The result of one task, as the event that announces it (not yet sent)."""
-        metric, case = self.metrics[task.metric], self.cases[task.case]
-        self.events.emit(MetricStarted(task.case, metric.display_name))
-        judge = self.panel.judge_of(metric)
-        before = self.panel.thread_usage()
-        try:
-            result = metric.measure(case, judge)
-        except Exception as err:  # noqa: BLE001 -- a bug in a metric (a user's, say) is that case's error, not the run's end
-            result = _unexpected(metric, err)
-        if judge is not None:
-            result = result.model_copy(update={"usage": self.panel.thread_usage() - before})
-        usage = result.usage or JudgeUsage()
-        return MetricFinished(task.case, result, result.duration_s, usage.model_calls, usage.cache_hits)
+            total = len(self.work.cases) * len(self.work.metrics)
+            raise RunInterrupted(run_id, len(self.done), total) from None
 
     def _record(self, finished: MetricFinished) -> bool:
-        """Journal the result, keep it, then announce it; True when it is an error."""
+        """Journal the result, keep it, then announce it; True when the run must stop."""
         result = finished.result
         if self.journal is not None:
             self.journal.append(finished.case_index, result)
         self.done[(finished.case_index, result.metric)] = result
-        self.events.emit(finished)
-        return result.errored
+        self.work.events.emit(finished)
+        if result.errored and self.fail_fast and self.stopped is None:
+            names = [m.display_name for m in self.work.metrics]
+            self.stopped = Task(finished.case_index, names.index(result.metric))
+        return self.stopped is not None
 
 
-def _unexpected(metric: Metric, err: Exception) -> MetricResult:
-    return MetricResult(
-        metric=metric.display_name, kind=metric.kind, threshold=metric.threshold,
-        error=f"unexpected {type(err).__name__}: {err}",
-        details={"traceback": traceback.format_exc(limit=-8)},
-    )
+def _unanswered(metrics: Sequence[Metric], unanswered: Mapping[int, str]) -> Done:
+    """An error result for every metric of every case without an output (not journaled: the journal
+    holds the target's error itself)."""
+    return {
+        (index, m.display_name): MetricResult(metric=m.display_name, kind=m.kind, threshold=m.threshold, error=why)
+        for index, why in unanswered.items() for m in metrics
+    }
 
 
 def _identity(journal: Journal | None) -> tuple[str, str]:
@@ -253,7 +208,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def case_inputs(case: TestCase) -> dict[str, Any]:
+def case_inputs(case: Case) -> dict[str, Any]:
     """A case's fields as a report shows them: the empty ones left out."""
     return case.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
 
@@ -276,8 +231,12 @@ def _not_run(metric: Metric, dataset: Dataset, stopped: Task | None) -> MetricRe
     )
 
 
-def _summaries(cases: list[CaseResult], names: Sequence[str]) -> list[MetricSummary]:
-    return [MetricSummary.of(name, [c.results[i] for c in cases]) for i, name in enumerate(names)]
+def _summaries(cases: list[CaseResult], metrics: Sequence[Metric]) -> list[MetricSummary]:
+    summaries = []
+    for i, metric in enumerate(metrics):
+        results = [c.results[i] for c in cases]
+        summaries.append(MetricSummary.of(metric.display_name, results, metric.summarize(results)))
+    return summaries
 
 
 def _prepared(metric: Metric, judge: Backend | None) -> Metric:
@@ -289,10 +248,9 @@ def _prepared(metric: Metric, judge: Backend | None) -> Metric:
         return metric
 
 
-def _stats(panel: JudgePanel, before: JudgeUsage, duration: float, resumed: int) -> RunStats:
+def _stats(panel: JudgePanel, used: JudgeUsage, duration: float, resumed: int) -> RunStats:
     if not panel.judges:
         return RunStats(duration_s=duration, resumed=resumed)
-    used = panel.usage() - before
     return RunStats(
         model_calls=used.model_calls, cache_hits=used.cache_hits, prompt_tokens=used.prompt_tokens,
         completion_tokens=used.completion_tokens, duration_s=duration, resumed=resumed,

@@ -4,8 +4,10 @@ An in-process llama.cpp judge keeps the last prompt's KV state and reads only
 what differs from it (measured with SmolLM2: a 617-token prompt 2.4 s cold, 0.04 s
 after one sharing its prefix). Sorting the calls by the text their prompts start
 with puts those that share the longest prefix next to each other: the same
-criteria and steps, then the same document. Python's sort is stable, so pairs
-with equal starts keep their input order.
+criteria and steps, then the same document. The conversational metrics all open
+with the transcript (:mod:`localeval.metrics.conversational.base`), so the calls
+about one conversation sort together and the transcript is read once. Python's
+sort is stable, so pairs with equal starts keep their input order.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from localeval.case import TestCase
+from localeval.case import Case
 from localeval.metrics.base import Metric
 
 Order = Literal["prefix", "input"]
@@ -28,9 +30,21 @@ class Task:
     metric: int
 
 
-def plan(cases: Sequence[TestCase], metrics: Sequence[Metric], order: Order = "prefix") -> list[Task]:
+def plan(cases: Sequence[Case], metrics: Sequence[Metric], order: Order = "prefix") -> list[Task]:
     """Every (case, metric) pair once: case by case for ``input``, by shared prompt prefix for ``prefix``."""
     tasks = [Task(c, m) for c in range(len(cases)) for m in range(len(metrics))]
     if order == "input":
         return tasks
     return sorted(tasks, key=lambda t: metrics[t.metric].prompt_start(cases[t.case]))
+
+
+def groups(tasks: Sequence[Task], size: int) -> list[list[Task]]:
+    """``tasks`` (in plan order) cut into contiguous groups of ``size`` (the last may be shorter).
+
+    Neighbours in prefix order share the longest prompt prefixes: an executor that
+    sends a whole group to one judge keeps that judge's prefix cache as warm as a
+    local run does, but at each group's first prompt.
+    """
+    if size < 1:
+        raise ValueError(f"a group holds at least one task, not {size}")
+    return [list(tasks[start:start + size]) for start in range(0, len(tasks), size)]

@@ -14,8 +14,8 @@ against the request's schema exactly as a real backend validates (so a metric
 whose schema the scripted value breaks fails as it would in production). Each
 ``candidate_distribution`` reply is the next mapping of ``logprobs``: the raw
 log-probability of each of the request's candidates, renormalized as the real
-backends do. A queued item that is an exception instance is raised instead of
-answered, to script a failure (``SchemaViolation("...")``) at a given call.
+backends do. Each ``generate_text`` reply is the next of ``texts``. A queued
+item that is an exception instance is raised instead of answered, to script a failure (``SchemaViolation("...")``) at a given call.
 
 It is evidence about a metric's arithmetic and prompts, never about a backend.
 """
@@ -33,6 +33,8 @@ from localeval.backends.base import (
     Fingerprint,
     JsonReply,
     JsonRequest,
+    TextReply,
+    TextRequest,
     Usage,
 )
 from localeval.backends.schema import parse_reply
@@ -40,7 +42,7 @@ from localeval.distribution import renormalize
 
 #: What a scripted judge claims to do unless told otherwise: everything a metric may ask.
 FULL_CAPABILITIES = Capabilities(
-    json_schema=True, distribution=True, multi_token_candidates=True, max_top_logprobs=None
+    json_schema=True, distribution=True, multi_token_candidates=True, max_top_logprobs=None, text=True
 )
 
 
@@ -67,10 +69,12 @@ class ScriptedJudge:
         capabilities: Capabilities = FULL_CAPABILITIES,
         fingerprint: Fingerprint | None = None,
         usage: Usage = NO_USAGE,
+        texts: Iterable[str | BaseException] = (),
     ) -> None:
         self.json_values = list(json_values)
+        self.texts = list(texts)
         self.logprobs = list(logprobs)
-        self.requests: list[JsonRequest | DistributionRequest] = []
+        self.requests: list[JsonRequest | DistributionRequest | TextRequest] = []
         self.usage = usage
         self.closed = False
         self._capabilities = capabilities
@@ -104,6 +108,11 @@ class ScriptedJudge:
             )
         ordered = {c: logprobs[c] for c in request.candidates}
         return DistributionReply(distribution=renormalize(ordered), usage=self.usage)
+
+    def generate_text(self, request: TextRequest) -> TextReply:
+        """The next of ``texts`` (a target's scripted output)."""
+        self.requests.append(request)
+        return TextReply(text=_next(self.texts, "generate_text"), finish_reason="stop", usage=self.usage)
 
     def close(self) -> None:
         """Nothing to free; ``closed`` records that it was called."""

@@ -22,6 +22,10 @@ A metric that could not score (``MetricResult.error``) meets no expectation.
 :class:`ScriptedJudge` answers from canned replies, to unit-test your own metrics
 without a model (see :mod:`localeval.scripted`).
 
+The assertions take a single-turn :class:`~localeval.case.TestCase` or a
+:class:`~localeval.case.ConversationalTestCase`; a metric given the other kind
+meets no expectation, and the message says why.
+
 Importing this module does not import pytest; :func:`cases` does, when called.
 """
 
@@ -36,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.case import Case, ConversationalTestCase
 from localeval.dataset import Dataset, Format, UnknownFields
 from localeval.errors import BackendError, PromptError
 from localeval.metrics.base import Metric
@@ -128,7 +132,7 @@ class Expect:
 
 
 def assert_evaluation(
-    case: TestCase, expectations: Sequence[Expect | Metric], judge: Backend | None = None
+    case: Case, expectations: Sequence[Expect | Metric], judge: Backend | None = None
 ) -> list[MetricResult]:
     """Measure each metric on ``case`` and check it against its expectation; return the results.
 
@@ -157,27 +161,27 @@ def assert_evaluation(
 
 
 def assert_test(
-    case: TestCase, metrics: Metric | Sequence[Metric], judge: Backend | None = None
+    case: Case, metrics: Metric | Sequence[Metric], judge: Backend | None = None
 ) -> list[MetricResult]:
     """Assert that every metric passes on ``case``; the message lists every one that did not."""
     __tracebackhide__ = True
     return assert_evaluation(case, [metrics] if isinstance(metrics, Metric) else metrics, judge)
 
 
-def assert_passes(case: TestCase, metric: Metric, judge: Backend | None = None) -> MetricResult:
+def assert_passes(case: Case, metric: Metric, judge: Backend | None = None) -> MetricResult:
     """Assert that ``metric`` scores ``case`` and passes; return its result."""
     __tracebackhide__ = True
     return assert_evaluation(case, [Expect(metric, passed=True)], judge)[0]
 
 
-def assert_fails(case: TestCase, metric: Metric, judge: Backend | None = None) -> MetricResult:
+def assert_fails(case: Case, metric: Metric, judge: Backend | None = None) -> MetricResult:
     """Assert that ``metric`` scores ``case`` and fails; an error is not a failure. Return its result."""
     __tracebackhide__ = True
     return assert_evaluation(case, [Expect(metric, passed=False)], judge)[0]
 
 
 def assert_score(
-    case: TestCase,
+    case: Case,
     metric: Metric,
     judge: Backend | None = None,
     *,
@@ -327,10 +331,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _case_label(case: TestCase) -> str:
+def _case_label(case: Case) -> str:
     if case.name:
         return repr(case.name)
-    text = _one_line(case.input)
+    # A conversation without a name is known by how it starts.
+    text = _one_line(case.turns[0].content if isinstance(case, ConversationalTestCase) else case.input)
     return repr(text if len(text) <= 60 else text[:57] + "...")
 
 

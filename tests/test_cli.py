@@ -104,6 +104,10 @@ BAD_INPUTS = {
     "metric lacks a field": (["-m", "exact_match"], "d.jsonl",
                              '{"input": "a", "actual_output": "b", "expected_output": "b"}\n{"input": "a", "actual_output": "b"}\n',
                              "d.jsonl:2: field 'expected_output'"),
+    "reference metric lacks expected_output": (["-m", "rouge"], "d.jsonl",
+                                               '{"input": "a", "actual_output": "b", "expected_output": "b"}\n'
+                                               '{"input": "a", "actual_output": "b"}\n',
+                                               "d.jsonl:2: field 'expected_output': metric 'rouge' needs it"),
     "unknown metric": (["-m", "bleurt"], "d.jsonl", '{"input": "a"}\n', "unknown metric 'bleurt'"),
     "bad --map": (["-m", "exact_match", "--map", "query"], "d.jsonl", '{"input": "a"}\n', "--map"),
     "bad --threads": (["-m", "exact_match", "--threads", "0"], "d.jsonl", '{"input": "a"}\n',
@@ -122,6 +126,15 @@ BAD_INPUTS = {
     "Infinity in json": (["-m", "exact_match"], "d.json",
                          '[\n{"input": "a", "actual_output": "b", "expected_output": "b", "metadata": {"s": -Infinity}}\n]',
                          "d.json:2: field 'metadata.s': -Infinity is not a JSON value"),
+    # Conversations: a bad turn, and a metric of the other kind, before any judge loads.
+    "turn with an unknown role": (["-m", "knowledge_retention"], "c.jsonl",
+                                  '{"turns": [{"role": "user", "content": "hi"}, {"role": "bot", "content": "yo"}]}\n',
+                                  "c.jsonl:1: field 'turns[1].role': Input should be 'user' or 'assistant', got 'bot'"),
+    "conversational metric on single-turn data": (["-m", "role_adherence"], "d.jsonl", '{"input": "a"}\n',
+                                                  "d.jsonl:1: field 'turns': metric 'role_adherence' judges conversations"),
+    "single-turn metric on conversations": (["-m", "exact_match"], "c.jsonl",
+                                            '{"turns": [{"role": "assistant", "content": "hi"}]}\n',
+                                            "c.jsonl:1: field 'input': metric 'exact_match' judges single-turn test cases"),
     # The run folder is made before any judge loads; a file in its way is one line, not a traceback.
     "run folder under a file": (["-m", "exact_match", "--run-dir", "d.jsonl/run"], "d.jsonl",
                                 '{"input": "a", "actual_output": "b", "expected_output": "b"}\n',
@@ -348,3 +361,15 @@ def test_backends_check_checks_every_judge_of_a_config(env, tmp_path):
     assert len(sections) == 2 and "[backend]" in sections[0]
     assert "smollm2-135m-instruct" in sections[0] and "gemma-3-270m" in sections[1]
     assert sections[0].count("valid:") == sections[1].count("valid:") == 1
+
+
+@pytest.mark.model
+def test_backends_check_probes_a_target_with_free_text(env, tmp_path):
+    config = tmp_path / "eval.toml"
+    config.write_text('[backend]\nn_threads = 1\n\n[[targets]]\nname = "small"\n[targets.backend]\nn_threads = 1\n')
+    result = localeval("backends", "check", "-c", str(config), env=env)
+    assert result.returncode == 0, result.stderr
+    judge, target = result.stdout.split("[targets.small.backend]")
+    assert "[backend]" in judge and judge.count("valid:") == 1 and "free text" not in judge
+    assert "smollm2-135m-instruct" in target and "free text" in target and "(finish: " in target
+    assert "valid:" not in target and "score distribution" not in target

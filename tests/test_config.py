@@ -153,13 +153,13 @@ def test_build_metrics_without_a_metric_key_names_the_entry(tmp_path: Path) -> N
 
 
 def test_build_metrics_of_an_unknown_metric(tmp_path: Path) -> None:
-    config = config_with(tmp_path, '[[metrics]]\nmetric = "bleu"\n')
+    config = config_with(tmp_path, '[[metrics]]\nmetric = "bleurt"\n')
     with pytest.raises(UnknownMetric) as info:
         config.build_metrics()
     from localeval.metrics import metric_names
 
     assert str(info.value) == (
-        f"{tmp_path / 'eval.toml'}: metrics[1]: unknown metric 'bleu' (known: {', '.join(metric_names())})"
+        f"{tmp_path / 'eval.toml'}: metrics[1]: unknown metric 'bleurt' (known: {', '.join(metric_names())})"
     )
     assert "geval:coherence" in metric_names()
 

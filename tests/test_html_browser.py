@@ -129,3 +129,23 @@ def test_screenshot_of_an_opened_case(tmp_path: Path, page: Path) -> None:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(keep) / shot.name)
     print(f"screenshot: {shot}" + (f" (copied to {keep})" if keep else ""))
+
+
+def test_the_arena_section_renders_its_tables_in_a_real_browser(tmp_path: Path) -> None:
+    from test_arena_report import XSS, arena_report
+
+    page = tmp_path / "arena.html"
+    write_reports(arena_report(), copies={"html": page})
+    dom = chromium(tmp_path, page.as_uri(), "--dump-dom")
+    assert dom.count('<article class="arena"') == 1
+    assert '<table class="ranking">' in dom and '<table class="pairwise">' in dom and '<table class="pairs">' in dom
+    assert html.escape(XSS, quote=False) in dom and XSS not in dom  # a contestant's name stays text
+    shot = tmp_path / "arena.png"
+    chromium(tmp_path, page.as_uri(), "--hide-scrollbars", f"--screenshot={shot}", window="1280,1200")
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24]) == (1280, 1200)
+    assert len(data) > 40_000  # a blank page is a few kB
+    keep = os.environ.get("LOCALEVAL_SCREENSHOT_DIR")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / shot.name)

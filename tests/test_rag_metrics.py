@@ -24,9 +24,9 @@ from localeval.metrics import (
     build_metric,
     metric_names,
 )
+from localeval.metrics.items import items_schema, items_tokens, verdicts_schema, verdicts_tokens
 from localeval.metrics.judged import REASON_SCHEMA
 from localeval.metrics.rag import RAG_METRICS, RagMetric
-from localeval.metrics.rag.base import items_schema, items_tokens, verdicts_schema, verdicts_tokens
 
 CASE = TestCase(
     input="What if these shoes don't fit?",

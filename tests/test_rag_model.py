@@ -22,7 +22,7 @@ import pytest
 
 from localeval.config import RunConfig
 from localeval.dataset import Dataset
-from localeval.metrics.rag.sentences import split_sentences
+from localeval.metrics.sentences import split_sentences
 from localeval.runner import evaluate
 
 pytestmark = pytest.mark.model

@@ -12,7 +12,7 @@ from localeval.metrics.rag.scores import (
     relevancy_ratio,
     weighted_cumulative_precision,
 )
-from localeval.metrics.rag.sentences import split_sentences
+from localeval.metrics.sentences import split_sentences
 
 Y, N = True, False
 

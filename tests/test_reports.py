@@ -261,7 +261,7 @@ def test_cases_jsonl_round_trips(tmp_path: Path) -> None:
     lines = path.read_text(encoding="utf-8").split("\n")
     assert len(lines) == len(report.cases) + 1 and lines[-1] == ""
     first = json.loads(lines[0])
-    assert list(first) == ["index", "name", "location", "inputs", "results"]
+    assert list(first) == ["index", "name", "location", "inputs", "results", "target"]
     assert read_cases(path) == report.cases  # U+2028 inside a string survives
 
 
@@ -308,3 +308,15 @@ def test_write_reports_errors_are_typed(tmp_path: Path) -> None:
     blocker.write_text("", encoding="utf-8")
     with pytest.raises(InputError, match="cannot write the json report"):
         write_reports(sample_report(), blocker / "run")
+
+
+@pytest.mark.parametrize(
+    ("verdict", "colour"),
+    [("biased", "bad"), ("unbiased", "good"), ("toxic", "bad"), ("not_toxic", "good"), ("leaks", "bad"),
+     ("safe", "good"), ("idk", "neutral")],
+)
+def test_the_safety_metrics_verdicts_are_coloured(verdict: str, colour: str) -> None:
+    from localeval.reports.evidence import render_evidence
+
+    html = render_evidence({"verdicts": [{"opinion": "x", "verdict": verdict}]})
+    assert f'<td class="verdict {colour}">{verdict}</td>' in html

@@ -46,6 +46,7 @@ def test_summary_counts() -> None:
         "errored": 1,
         "pass_rate": 0.5,
         "mean_score": 0.5,  # (1 + .25 + .75 + 0) / 4: errors are not zeros
+        "details": {},  # what the metric says about the run beyond these: nothing here
     }
 
 

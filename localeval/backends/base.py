@@ -107,6 +107,33 @@ class DistributionReply(BaseModel):
     usage: Usage = Usage()
 
 
+class TextRequest(BaseModel):
+    """Generate free text as the assistant's reply: what a target model writes for a golden."""
+
+    model_config = ConfigDict(frozen=True)
+
+    messages: tuple[Message, ...] = Field(min_length=1)
+    max_tokens: int = Field(256, gt=0)
+    temperature: float = Field(0.0, ge=0.0)
+    seed: int | None = 0
+    stop: tuple[str, ...] = ()
+
+    @property
+    def deterministic(self) -> bool:
+        """Greedy decoding, or sampling with a fixed seed: the same request gives the same reply."""
+        return self.temperature == 0.0 or self.seed is not None
+
+
+class TextReply(BaseModel):
+    """Generated text; ``finish_reason`` is "length" when the token limit cut it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    finish_reason: str
+    usage: Usage = Usage()
+
+
 class Capabilities(BaseModel):
     """What a backend can do, as data: metrics and the CLI check these, never the class."""
 
@@ -116,6 +143,9 @@ class Capabilities(BaseModel):
     distribution: bool = Field(description="Candidate distributions from log-probabilities.")
     multi_token_candidates: bool = Field(
         description="Candidates of several tokens get their exact joint probability."
+    )
+    text: bool = Field(
+        False, description="Free-text generation (generate_text): the backend can be a target."
     )
     max_top_logprobs: int | None = Field(
         None, description="Cap on log-probabilities per position; None when unlimited."
@@ -160,3 +190,13 @@ class Backend(Protocol):
     def close(self) -> None:
         """Free what the backend holds (a loaded model, connections); it is not used afterwards."""
         ...
+
+
+@runtime_checkable
+class TextBackend(Protocol):
+    """A backend that also writes free text (:class:`TextRequest`): what a target needs.
+
+    Optional beside :class:`Backend`; ``capabilities.text`` says whether a backend offers it.
+    """
+
+    def generate_text(self, request: TextRequest) -> TextReply: ...

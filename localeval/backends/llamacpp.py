@@ -24,6 +24,8 @@ from localeval.backends.base import (
     Fingerprint,
     JsonReply,
     JsonRequest,
+    TextReply,
+    TextRequest,
     Usage,
 )
 from localeval.backends.chat import ChatFormat, chat_format_for
@@ -175,7 +177,7 @@ class LlamaCppBackend:
     def capabilities(self) -> Capabilities:
         return Capabilities(
             json_schema=True, distribution=True, multi_token_candidates=True,
-            max_top_logprobs=self.options.top_logprobs,
+            max_top_logprobs=self.options.top_logprobs, text=True,
         )
 
     @property
@@ -292,6 +294,14 @@ class LlamaCppBackend:
         self._llm.n_tokens = keep  # eval() drops the KV cells from here on
         self._llm.eval(tokens[keep:])  # eval() splits into n_batch batches from `keep`
 
+    def count_tokens(self, text: str) -> int:
+        """How many tokens ``text`` is on this model's tokenizer (no BOS; special tokens as text).
+
+        Optional for backends: the synthesizer cuts documents into chunks by it when offered.
+        """
+        with self._lock:
+            return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
     def _candidate_tokens(self, text: str) -> list[int]:
         tokens = self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
         if not tokens:
@@ -324,3 +334,21 @@ class LlamaCppBackend:
             eos_token=self._special_text(self._llm.token_eos()),
         )
 
+    # -- Free text (a target) -----------------------------------------------------------
+
+    def generate_text(self, request: TextRequest) -> TextReply:
+        """The model's reply to ``request.messages``, sampled as the request says, unconstrained."""
+        tokens = self._prompt_tokens(self._format.render(request.messages), request.max_tokens)
+        with self._lock:
+            self._read_prompt(tokens)
+            out = self._llm.create_completion(
+                prompt=tokens, max_tokens=request.max_tokens, temperature=request.temperature,
+                seed=request.seed, stop=list(request.stop) or None,
+                top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
+            )
+        choice = out["choices"][0]  # type: ignore[index]
+        usage = Usage(
+            prompt_tokens=out["usage"]["prompt_tokens"],  # type: ignore[index]
+            completion_tokens=out["usage"]["completion_tokens"],  # type: ignore[index]
+        )
+        return TextReply(text=choice["text"], finish_reason=choice["finish_reason"] or "stop", usage=usage)

@@ -44,6 +44,8 @@ from localeval.backends.base import (
     Fingerprint,
     JsonReply,
     JsonRequest,
+    TextReply,
+    TextRequest,
     Usage,
     summed,
 )
@@ -188,8 +190,9 @@ class OllamaBackend:
 
     @property
     def capabilities(self) -> Capabilities:
-        return position_capabilities(self._notes, self.options.top_logprobs, self.options.max_concurrency,
-                                     "continue")
+        capabilities = position_capabilities(self._notes, self.options.top_logprobs, self.options.max_concurrency,
+                                             "continue")
+        return capabilities.model_copy(update={"text": True})
 
     @property
     def fingerprint(self) -> Fingerprint:
@@ -308,6 +311,17 @@ class OllamaBackend:
         except BackendUnavailable as err:
             raise BackendUnavailable(f"{err} (start Ollama with `ollama serve`)") from err
 
+    # -- free text (a target) ----------------------------------------------------------
+
+    def generate_text(self, request: TextRequest) -> TextReply:
+        """A plain ``/api/chat`` reply with the request's sampling and stop strings."""
+        options = self._sampling(request.temperature, request.seed, request.max_tokens)
+        if request.stop:
+            options["stop"] = list(request.stop)
+        reply = self._chat([m.model_dump() for m in request.messages], options)
+        finish = "length" if reply.done_reason == "length" else "stop"
+        return TextReply(text=reply.message.content or "", finish_reason=finish, usage=_usage(reply))
+
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -327,3 +341,4 @@ def _release(version: str) -> tuple[int, int, int]:
 
 def _usage(reply: ollama.ChatResponse) -> Usage:
     return Usage(prompt_tokens=reply.prompt_eval_count or 0, completion_tokens=reply.eval_count or 0)
+

@@ -32,6 +32,8 @@ from localeval.backends.base import (
     Fingerprint,
     JsonReply,
     JsonRequest,
+    TextReply,
+    TextRequest,
     Usage,
     summed,
 )
@@ -118,8 +120,9 @@ class OpenAICompatBackend:
     def capabilities(self) -> Capabilities:
         """What the server supports; log-probabilities are probed once, on first access."""
         self._probe_logprobs()
-        return position_capabilities(self._notes, self.options.top_logprobs, self.options.max_concurrency,
-                                     self.options.prefill)
+        capabilities = position_capabilities(self._notes, self.options.top_logprobs, self.options.max_concurrency,
+                                             self.options.prefill)
+        return capabilities.model_copy(update={"text": True})
 
     @property
     def fingerprint(self) -> Fingerprint:
@@ -342,3 +345,23 @@ class OpenAICompatBackend:
             )
         return found
 
+    # -- free text (a target) ----------------------------------------------------------
+
+    def generate_text(self, request: TextRequest) -> TextReply:
+        """A plain ``/chat/completions`` reply with the request's sampling and stop strings."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in request.messages],
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+        }
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.stop:
+            body["stop"] = list(request.stop)
+        reply = self._post(body)
+        choice = self._choice(reply)
+        text = (choice.get("message") or {}).get("content")
+        if not isinstance(text, str):
+            raise BackendError(f"{self._http.shown_url}: the reply has no message content: {self._http.excerpt(str(choice))!r}")
+        return TextReply(text=text, finish_reason=str(choice.get("finish_reason") or "stop"), usage=reply_usage(reply))

@@ -102,6 +102,9 @@ def run(
     run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here (default: ~/.local/share/localeval/runs/ID).")] = None,
     fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first result that errors.")] = False,
     order: Annotated[str, typer.Option(help="prefix: calls sharing a prompt prefix back to back (faster in-process); input: case by case.")] = "prefix",
+    executor: Annotated[str, typer.Option(help="local: threads here; ray: Ray actors (pip install 'localeval[ray]'; docs/scale.md).")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="A Ray cluster to run on (default: a local one on 127.0.0.1).")] = None,
+    ray_workers: Annotated[int | None, typer.Option(help="Ray actors, each with its own judge (default: the cluster's CPUs / threads).")] = None,
 ) -> None:
     """Evaluate a dataset with metrics, print the results and write the reports.
 
@@ -119,13 +122,91 @@ def run(
             raise ConfigError(f"--resume runs with the run's own settings; drop {', '.join(given)}")
     if order not in ("prefix", "input"):
         raise ConfigError(f"--order takes prefix or input, got {order!r}")
+    if executor not in ("local", "ray"):
+        raise ConfigError(f"--executor takes local or ray, got {executor!r}")
+    if executor != "ray" and (ray_address or ray_workers):
+        raise ConfigError("--ray-address and --ray-workers need --executor ray")
     settings = session.settings_from_cli(
         dataset=dataset, config=config, metrics=metric, model=model, threads=threads,
         fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
         cache_dir=cache_dir, backend=backend, base_url=base_url, plugins=plugin, html=html, junit=junit,
     )
-    flags = session.RunFlags(resume=resume, run_dir=run_dir, fail_fast=fail_fast, order=order)  # type: ignore[arg-type]
+    flags = session.RunFlags(resume=resume, run_dir=run_dir, fail_fast=fail_fast, order=order,  # type: ignore[arg-type]
+                             executor=executor, ray_address=ray_address, ray_workers=ray_workers)  # type: ignore[arg-type]
     raise typer.Exit(session.run(settings, _paths(), _out(), _err(), os.environ, flags))
+
+
+@app.command()
+def synthesize(
+    documents: Annotated[list[Path], typer.Argument(help=".txt, .md or .pdf files to write goldens from.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The goldens file to write (JSONL, JSON or CSV).")],
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML config: [backend], [synthesizer].")] = None,
+    model: ModelOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    threads: ThreadsOption = None,
+    chunk_size: Annotated[int | None, typer.Option(help="Tokens per chunk.")] = None,
+    chunk_overlap: Annotated[int | None, typer.Option(help="Tokens a chunk shares with the one before.")] = None,
+    context_size: Annotated[int | None, typer.Option(help="Chunks per context.")] = None,
+    max_contexts: Annotated[int | None, typer.Option(help="At most this many contexts per document.")] = None,
+    inputs_per_context: Annotated[int | None, typer.Option(help="Inputs written from each context.")] = None,
+    evolution: Annotated[list[str] | None, typer.Option("--evolution", help="reasoning, multi_context, comparison or hypothetical; repeatable.")] = None,
+    threshold: Annotated[float | None, typer.Option(help="Drop inputs whose quality score (0-1) is below this.")] = None,
+    no_filter: Annotated[bool, typer.Option("--no-filter", help="Keep every input: no quality score.")] = False,
+    expected_output: Annotated[bool | None, typer.Option("--expected-output/--no-expected-output", help="Write expected outputs.")] = None,
+    input_format: Annotated[str | None, typer.Option(help="What inputs look like, e.g. 'a short question'.")] = None,
+    task: Annotated[str | None, typer.Option(help="The task of the application under test.")] = None,
+    scenario: Annotated[str | None, typer.Option(help="Who sends the inputs, and why.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+) -> None:
+    """Write goldens (inputs, expected outputs, their context) from documents with the judge model.
+
+    Every judge call is cached: a second run with the same documents and options makes
+    no model call. Exit codes: 0 done; 3 done, but some steps failed (listed); 2 bad
+    usage or input (an unreadable or empty document), before any model call.
+    """
+    from localeval.cli import session
+    from localeval.cli import synthesize as synthesis
+
+    settings = session.settings_from_cli(
+        dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None,
+        list_delimiter=None, report=None, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url,
+    )
+    flags = {
+        "chunk_size": chunk_size, "chunk_overlap": chunk_overlap, "context_size": context_size,
+        "max_contexts_per_document": max_contexts, "inputs_per_context": inputs_per_context,
+        "evolutions": evolution or None, "quality_threshold": threshold,
+        "quality_filter": False if no_filter else None, "expected_output": expected_output,
+    }
+    styling = {"input_format": input_format, "task": task, "scenario": scenario}
+    options = synthesis.options_from_cli(settings, flags, styling)
+    raise typer.Exit(synthesis.synthesize(documents, out, settings, options, _paths(), _out(), _err(), os.environ))
+
+
+@app.command()
+def generate(
+    goldens: Annotated[Path, typer.Argument(help="Goldens (JSONL, JSON or CSV): cases without actual_output.")],
+    config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config with a [target] table.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The cases file to write (JSONL, JSON or CSV).")],
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+) -> None:
+    """Write actual_output for every golden that lacks one with the config's [target] model.
+
+    Deterministic generation (temperature 0, or a seed) is cached: a second run makes no
+    model call. Exit codes: 0 done; 3 written, but the target failed for some goldens
+    (listed; they are left without output); 2 bad usage or input (a template field a
+    golden lacks), before any model call.
+    """
+    from localeval.cli import generate as generation
+    from localeval.cli import session
+
+    settings = session.settings_from_cli(
+        dataset=goldens, config=config, metrics=None, model=None, threads=None, fields=None,
+        list_delimiter=None, report=None, no_cache=no_cache, cache_dir=cache_dir,
+    )
+    raise typer.Exit(generation.generate(settings, out, _paths(), _out(), _err(), os.environ))
 
 
 @app.command()
@@ -174,6 +255,44 @@ def compare(
     raise typer.Exit(EXIT_FAILED if comparison.has_regressions or comparison.has_new_errors else 0)
 
 
+@app.command()
+def arena(
+    run_a: Annotated[str, typer.Argument(help="One run: id, folder or report.json.")],
+    config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config: the judge, and arena metrics only.")],
+    run_b: Annotated[str | None, typer.Argument(
+        help="The other run, of the same inputs; without it, RUN_A's [[targets]] are compared.")] = None,
+    names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
+    model: ModelOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    threads: ThreadsOption = None,
+    report: Annotated[Path | None, typer.Option(help="Also write the JSON report here.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write the HTML report here.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here.")] = None,
+) -> None:
+    """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
+
+    Exit codes as `run`'s: 0 the first contestant's outputs were preferred (every arena metric
+    passed), 1 not, 3 some comparison errored, 2 bad usage or input (different datasets).
+    """
+    from localeval.cli import session
+
+    pair = None
+    if names is not None:
+        parts = [n.strip() for n in names.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise ConfigError(f"--names takes NAME_A,NAME_B, got {names!r}")
+        pair = (parts[0], parts[1])
+    settings = session.settings_from_cli(
+        dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None, list_delimiter=None,
+        report=report, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url, html=html,
+    )
+    flags = session.RunFlags(run_dir=run_dir)
+    raise typer.Exit(session.arena(settings, run_a, run_b, pair, _paths(), _out(), _err(), os.environ, flags))
+
+
 @app.command("meta-eval")
 def meta_eval(
     data: Annotated[Path, typer.Argument(help="JSON or JSONL file of records with human scores.")],
@@ -210,22 +329,24 @@ def meta_eval(
 
 @backends_app.command("check")
 def backends_check(
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="Check [backend] and every [judges.NAME] of this config.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="Check [backend], every [judges.NAME] and the targets of this config.")] = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
     model: ModelOption = None,
     threads: ThreadsOption = None,
 ) -> None:
-    """Ask each configured judge what it supports, with one real call of each kind."""
+    """Ask each configured judge and target what it supports, with one real call of each kind it needs."""
     from localeval.backends.options import BackendOptions
     from localeval.cli import probe, session
+    from localeval.cli.generate import target_where
 
     settings = session.settings_from_cli(
         dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None,
         list_delimiter=None, report=None, no_cache=True, cache_dir=None, backend=backend, base_url=base_url,
     )
-    tables: dict[str | None, BackendOptions] = {None: settings.backend}
-    tables.update(settings.judges)
+    tables: dict[str, tuple[BackendOptions, probe.Purpose]] = {"backend": (settings.backend, "judge")}
+    tables.update({f"judges.{name}": (table, "judge") for name, table in settings.judges.items()})
+    tables.update({target_where(settings, t): (t.backend, "target") for t in settings.all_targets()})
     raise typer.Exit(probe.check_all(tables, _paths(), os.environ, _out(), _err()))
 
 

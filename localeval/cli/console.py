@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -24,6 +24,7 @@ from rich.progress import (
 from rich.table import Table
 
 from localeval.events import Event, Listener, MetricFinished, RunStarted
+from localeval.reports.rules import turn_count
 from localeval.reports.terminal import print_line, print_table
 from localeval.results import MetricResult, RunReport, RunStats
 
@@ -78,11 +79,38 @@ def print_report(console: Console, report: RunReport) -> None:
     for name in metrics:
         table.add_column(name, justify="right")
     for case in rows:
-        table.add_row(str(case.index + 1), escape(case.name or case.location or ""), *map(_cell, case.results))
+        turns = turn_count(case)  # a conversation is one row, its length beside its name
+        label = (case.name or case.location or "") + ("" if turns is None else f" ({turns} turns)")
+        label += f" @ {case.target}" if case.target else ""
+        table.add_row(str(case.index + 1), escape(label), *map(_cell, case.results))
     print_table(console, table)
     print_table(console, _summary_table(report))
+    if report.target_summaries:
+        print_table(console, _targets_table(report))
+    for summary in report.summary:
+        if summary.details.get("ranking"):
+            print_table(console, _ranking_table(summary.metric, summary.details))
+            print_line(console, escape(f"{summary.metric}: mean P(first) {summary.details['mean_p_first']:.3f} "
+                                       "over both orders of every pair (0.5: no position bias)."))
     stats = report.stats
     print_line(console, f"{len(report.cases)} cases in {stats.duration_s:.1f} s{_cost(stats)}.")
+
+
+def _targets_table(report: RunReport) -> Table:
+    """Several targets side by side: per metric, each target's pass rate and mean score."""
+    table = Table(title="By target (pass rate, mean score)")
+    table.add_column("metric")
+    for name in report.target_summaries:
+        table.add_column(escape(name), justify="right")
+    for i, summary in enumerate(report.summary):
+        cells = []
+        for summaries in report.target_summaries.values():
+            mine = summaries[i]
+            rate = "-" if mine.pass_rate is None else f"{mine.pass_rate:.0%}"
+            mean = "-" if mine.mean_score is None else f"{mine.mean_score:.3f}"
+            cells.append(f"{rate} {mean}" + (f" ({mine.errored} errors)" if mine.errored else ""))
+        table.add_row(escape(summary.metric), *cells)
+    return table
 
 
 def _cost(stats: RunStats) -> str:
@@ -112,6 +140,19 @@ def _summary_table(report: RunReport) -> Table:
             "-" if s.pass_rate is None else f"{s.pass_rate:.0%}",
             "-" if s.mean_score is None else f"{s.mean_score:.3f}",
         )
+    return table
+
+
+def _ranking_table(metric: str, details: dict[str, Any]) -> Table:
+    """An arena's ranking: Bradley–Terry strength and win rate per contestant, best first."""
+    smoothing = details.get("smoothing") or 0.0
+    title = f"Ranking: {escape(metric)}" + (f" (smoothed by {smoothing:g} virtual wins a pair)" if smoothing else "")
+    table = Table(title=title)
+    for column in ("rank", "contestant", "strength", "win rate", "comparisons"):
+        table.add_column(column, justify="left" if column == "contestant" else "right")
+    for row in details["ranking"]:
+        table.add_row(str(row["rank"]), escape(row["name"]), f"{row['strength']:+.3f}", f"{row['win_rate']:.1%}",
+                      str(row["comparisons"]))
     return table
 
 

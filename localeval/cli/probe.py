@@ -1,17 +1,21 @@
-"""``localeval backends check``: what a configured judge supports, found by asking it."""
+"""``localeval backends check``: what a config's judges and targets support, found by asking them.
+
+A judge is probed with what metrics ask (schema-constrained JSON, a score distribution);
+a target with what it is asked (free text).
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localeval.backends.base import Backend, DistributionRequest, JsonRequest, Message
+from localeval.backends.base import Backend, DistributionRequest, JsonRequest, Message, TextBackend, TextRequest
 from localeval.backends.options import BackendOptions
 from localeval.config import CacheConfig
 from localeval.errors import BackendError
@@ -26,29 +30,36 @@ _JSON = JsonRequest(
     max_tokens=32,
 )
 _SCORES = DistributionRequest(messages=_QUESTION, prefill="Score: ", candidates=tuple("12345"))
+_ANSWER = TextRequest(messages=(Message(role="user", content="What is the capital of France?"),), max_tokens=16)
+
+#: What a backend table is for: a judge ([backend], [judges.NAME]) or a target ([target], [[targets]]).
+Purpose = Literal["judge", "target"]
 
 
 def check_all(
-    tables: Mapping[str | None, BackendOptions], paths: Paths, environ: Mapping[str, str], out: Console, err: Console
+    tables: Mapping[str, tuple[BackendOptions, Purpose]], paths: Paths, environ: Mapping[str, str], out: Console,
+    err: Console,
 ) -> int:
-    """:func:`check` each judge of a config (None: ``[backend]``; a name: ``[judges.NAME]``); 0 if all worked."""
+    """:func:`check` each backend table of a config, by where it is (``backend``, ``judges.NAME``,
+    ``targets.NAME.backend``); 0 if all worked."""
     codes = []
-    for name, table in tables.items():
+    for where, (table, purpose) in tables.items():
         if len(tables) > 1:
-            print_line(out, "[bold]" + escape("[backend]" if name is None else f"[judges.{name}]") + "[/]")
-        codes.append(check(table, paths, environ, out, err, where="backend" if name is None else f"judges.{name}"))
+            print_line(out, "[bold]" + escape(f"[{where}]") + "[/]")
+        codes.append(check(table, paths, environ, out, err, where=where, purpose=purpose))
     return max(codes, default=0)
 
 
 def check(
     backend: BackendOptions, paths: Paths, environ: Mapping[str, str], out: Console, err: Console,
-    where: str = "backend",
+    where: str = "backend", purpose: Purpose = "judge",
 ) -> int:
-    """Print the judge's identity, capabilities and a live probe of each operation; 0 if all worked."""
+    """Print the backend's identity, capabilities and a live probe of each operation its purpose
+    needs; 0 if all worked."""
     with ExitStack() as stack:
         judge = load_judge(backend, CacheConfig(enabled=False), paths, environ, stack, err, where=where)
         print_table(out, _identity(judge))
-        probes = [
+        probes = [("free text", lambda: _text_probe(judge))] if purpose == "target" else [
             ("schema-constrained JSON", lambda: _json_probe(judge)),
             ("score distribution", lambda: _distribution_probe(judge)),
         ]
@@ -96,3 +107,10 @@ def _distribution_probe(judge: Backend) -> str:
     dist = judge.candidate_distribution(_SCORES).distribution
     shown = ", ".join(f"{c}: {p:.2f}" for c, p in dist.probabilities.items())
     return f"{shown} (covered mass {dist.covered_mass:.0%})"
+
+
+def _text_probe(backend: Backend) -> str:
+    if not isinstance(backend, TextBackend) or not backend.capabilities.text:
+        raise BackendError(f"the {backend.fingerprint.kind} backend does not generate free text")
+    reply = backend.generate_text(_ANSWER)
+    return f"{reply.text.strip()!r} (finish: {reply.finish_reason})"

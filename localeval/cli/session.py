@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 from rich.console import Console
@@ -22,11 +22,13 @@ from localeval.cli.console import (
     print_report,
     progress_bar,
 )
-from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
+from localeval.cli.generate import generate_all, load_targets, target_templates
+from localeval.cli.runs import JOURNAL, find_run, load_report, resumed_config, start_run
 from localeval.config import CacheConfig, RunConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError, first_problem
 from localeval.events import Events
+from localeval.execution import Executor
 from localeval.files import make_folder
 from localeval.journal import Journal
 from localeval.judge import load_judge, load_judges
@@ -38,11 +40,14 @@ from localeval.metaeval import (
 )
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
+from localeval.ray_executor import JudgeRecipe, RayExecutor, import_ray
 from localeval.reports import write_reports
+from localeval.reports.pairing import arena_dataset, targets_arena_dataset
 from localeval.reports.terminal import print_line
 from localeval.results import RunReport
 from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
 from localeval.schedule import Order
+from localeval.targets import needing_output, planned
 
 EXIT_OK, EXIT_FAILED, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 3, 130
 
@@ -145,40 +150,59 @@ class RunFlags:
     run_dir: Path | None = None
     fail_fast: bool = False
     order: Order = "prefix"
+    executor: Literal["local", "ray"] = "local"  #: where the tasks are measured (localeval.execution)
+    ray_address: str | None = None  #: a Ray cluster; None: a local runtime on 127.0.0.1
+    ray_workers: int | None = None  #: Ray actors; None: the cluster's CPUs / the judge's threads
 
 
 def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str],
         flags: RunFlags | None = None) -> int:
     """Evaluate and report, journaling every result; returns the exit code."""
     flags = flags or RunFlags()
+    if flags.executor == "ray":  # before any work: without the extra this is one line
+        import_ray(local=flags.ray_address is None)
     journal = Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) if flags.resume else None
     if journal is not None:
         config = resumed_config(journal)
-    dataset_path, dataset = _dataset(config)
+    dataset_path, dataset = load_dataset(config)
     metrics = config.build_metrics()
-    check_inputs(dataset, metrics)
+    templates = target_templates(config, dataset)  # every golden's prompt rendered: no model call yet
+    check_inputs(planned(dataset, needing_output(dataset)) if templates else dataset, metrics)
     tables = config.judge_tables(metrics)
-    _make_cache_folder(config.cache, paths, bool(tables))
+    _make_cache_folder(config.cache, paths, bool(tables) or bool(templates))
     if journal is None:  # a run whose judge then fails to load leaves this folder empty: no run
         make_folder(flags.run_dir or paths.runs, "the run folder" if flags.run_dir else "the folder of runs")
     with ExitStack() as stack:
+        targets = load_targets(config, templates, paths, environ, stack, err)
         judge, judges = load_judges(tables, config.cache, paths, environ, stack, err)
         if journal is None:  # only now: a judge that cannot load leaves no run behind
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
                                 flags.run_dir, paths.runs)
         run_dir = stack.enter_context(journal).path.parent
         print_line(err, escape(f"Run {journal.header.run_id}: {run_dir}"))
-        options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"))
+        options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"),
+                             executor=_executor(flags, config, tables))
+        generated = None
+        if templates:  # journaled: a resumed run does not generate twice
+            try:
+                generated = generate_all(config, templates, dataset, targets, err, journal)
+            except KeyboardInterrupt:
+                print_line(err, escape(f"Interrupted: {len(journal.generated)} outputs are saved. "
+                                       f"Resume with: localeval run --resume {run_dir}"))
+                return EXIT_INTERRUPTED
+            dataset = generated.dataset
         with progress_bar(err) as listen:
             try:
                 report = evaluate(dataset, metrics, judge, judges=judges, options=options, events=Events(listen),
-                                  journal=journal)
+                                  journal=journal, unanswered=generated.unanswered if generated else None)
             except RunInterrupted as stop:
                 print_line(err, escape(
                     f"Interrupted: {stop.finished} of {stop.total} results are saved. "
                     f"Resume with: localeval run --resume {run_dir}"
                 ))
                 return EXIT_INTERRUPTED
+    if generated is not None:
+        report = generated.apply(report, metrics)
     print_report(out, report)
     print_errors(err, report)
     written = write_reports(report, run_dir, config.report.copies())
@@ -186,7 +210,16 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     return _exit_code(report)
 
 
-def _dataset(config: RunConfig) -> tuple[Path, Dataset]:
+def _executor(flags: RunFlags, config: RunConfig, tables: Mapping[str | None, BackendOptions]) -> Executor | None:
+    """The Ray executor when asked (its workers load the judges from the same tables); None: threads here."""
+    if flags.executor != "ray":
+        return None
+    base = Path.cwd() if config.source == "<command line>" else Path(config.source).parent
+    recipe = JudgeRecipe(tables, config.cache, tuple(config.plugins), base)
+    return RayExecutor(recipe, address=flags.ray_address, workers=flags.ray_workers)
+
+
+def load_dataset(config: RunConfig) -> tuple[Path, Dataset]:
     """The configured dataset file and its cases; a file without cases is an error, not a pass."""
     path = config.dataset.path
     if path is None:
@@ -212,6 +245,42 @@ def _exit_code(report: RunReport) -> int:
     if report.any_errored:
         return EXIT_ERRORED
     return EXIT_FAILED if report.any_failed else EXIT_OK
+
+
+# -- localeval arena ---------------------------------------------------------------------
+
+
+def arena(settings: RunConfig, run_a: str, run_b: str | None, names: tuple[str, str] | None, paths: Paths,
+          out: Console, err: Console, environ: Mapping[str, str], flags: RunFlags | None = None) -> int:
+    """Judge two runs' outputs, or one run's targets' outputs, against each other with the
+    config's arena metrics; returns the exit code.
+
+    The cases are built from the reports (:mod:`localeval.reports.pairing`) and written as
+    a dataset under ``<runs>/arena/``, named after the runs, so the arena is an ordinary
+    run over it: journaled, resumable, reported in every format.
+    """
+    if settings.dataset.path is not None:
+        raise ConfigError(f"{settings.source}: dataset.path: the arena takes its cases from the runs; drop it")
+    if settings.all_targets():
+        raise ConfigError(f"{settings.source}: the arena judges outputs the runs hold; drop [target] and [[targets]]")
+    wrong = [f"{m.display_name} ({m.kind})" for m in settings.build_metrics() if m.kind != "arena"]
+    if wrong:
+        raise ConfigError(f"{settings.source}: the arena's cases have contestants, not one output; "
+                          f"only arena metrics judge them, not {', '.join(wrong)}")
+    report_a = load_report(run_a, paths.runs)
+    if run_b is None:
+        if names is not None:
+            raise ConfigError("--names names two runs' outputs; one run's contestants are its targets, named in [[targets]]")
+        dataset, stem = targets_arena_dataset(report_a), f"{report_a.run_id}-targets"
+    else:
+        report_b = load_report(run_b, paths.runs)
+        dataset, stem = arena_dataset(report_a, report_b, names), f"{report_a.run_id}-vs-{report_b.run_id}"
+    folder = make_folder(paths.runs / "arena", "the folder of arena cases")
+    cases = folder / f"{stem}.jsonl"
+    dataset.save(cases)
+    print_line(err, escape(f"Arena of {len(dataset)} cases: {cases}"))
+    config = settings.model_copy(update={"dataset": settings.dataset.model_copy(update={"path": cases})})
+    return run(config, paths, out, err, environ, flags)
 
 
 # -- localeval meta-eval -----------------------------------------------------------------
@@ -315,4 +384,4 @@ def _option_value(text: str) -> Any:
         return text
 
 
-__all__ = ["MetaEvalSettings", "Metric", "meta_eval", "meta_eval_settings_from_cli", "run", "settings_from_cli"]
+__all__ = ["MetaEvalSettings", "arena", "Metric", "meta_eval", "meta_eval_settings_from_cli", "run", "settings_from_cli"]

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from localeval.errors import ConfigError, UnknownMetric, first_problem
+from localeval.metrics.agent import ArgumentCorrectness, TaskCompletion, ToolCorrectness
+from localeval.metrics.arena import Arena
 from localeval.metrics.base import Metric, Verdict
 from localeval.metrics.composite import Composite
+from localeval.metrics.conversational import CONVERSATIONAL_METRICS
 from localeval.metrics.custom import metric
 from localeval.metrics.dag import DAG
 from localeval.metrics.exact_match import ExactMatch
 from localeval.metrics.geval import GEval
+from localeval.metrics.json_correctness import JsonCorrectness
 from localeval.metrics.length import OutputLength
 from localeval.metrics.presets import PRESETS, preset_options
+from localeval.metrics.prompt_alignment import PromptAlignment
 from localeval.metrics.rag import (
     AnswerRelevancy,
     ContextualPrecision,
@@ -23,6 +29,9 @@ from localeval.metrics.rag import (
     Faithfulness,
     Hallucination,
 )
+from localeval.metrics.reference import Bleu, Chrf, Rouge
+from localeval.metrics.safety import Bias, PiiLeakage, Toxicity
+from localeval.metrics.summarization import Summarization
 
 _REGISTRY: dict[str, type[Metric]] = {}
 
@@ -44,8 +53,10 @@ def _identity(cls: type[Metric]) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-for _builtin in (Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
-                 ContextualPrecision, ContextualRecall, ContextualRelevancy):
+for _builtin in (Arena, Composite, DAG, ExactMatch, GEval, OutputLength, AnswerRelevancy, Faithfulness, Hallucination,
+                 ContextualPrecision, ContextualRecall, ContextualRelevancy, JsonCorrectness, Rouge, Bleu, Chrf,
+                 Summarization, Bias, Toxicity, PiiLeakage, PromptAlignment,
+                 ToolCorrectness, ArgumentCorrectness, TaskCompletion, *CONVERSATIONAL_METRICS):
     register_metric(_builtin)
 
 
@@ -54,10 +65,16 @@ def metric_names() -> list[str]:
     return sorted(_REGISTRY) + [f"geval:{name}" for name in sorted(PRESETS)]
 
 
-def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = "") -> Metric:
+def build_metric(
+    kind: str, options: dict[str, Any] | None = None, where: str = "", folder: Path | None = None
+) -> Metric:
     """A metric of a registered kind, or a preset; errors name ``where`` (e.g. 'eval.toml: metrics[2]').
 
     ``options`` override a preset's: ``build_metric("geval:coherence", {"scoring": "top"})``.
+    ``folder`` is the one relative paths in them are relative to (the config file's), for a
+    metric that reads a file while it is built (``json_correctness``'s ``schema_file``): it
+    is the validation context's ``"base"``. Paths a metric reads later (prompt files) are
+    rebased by the config (:func:`localeval.config.rebased_paths`).
     """
     prefix = f"{where}: " if where else ""
     base, colon, preset = kind.partition(":")
@@ -66,7 +83,7 @@ def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = 
     if cls is None or preset_defaults is None:
         raise UnknownMetric(f"{prefix}unknown metric '{kind}' (known: {', '.join(metric_names())})")
     try:
-        return cls(**{**preset_defaults, **(options or {})})
+        return cls.model_validate({**preset_defaults, **(options or {})}, context={"base": folder})
     except ValidationError as err:
         field, message = first_problem(err)
         raise ConfigError(f"{prefix}{kind}{'.' + field if field else ''}: {message}") from err
@@ -74,7 +91,12 @@ def build_metric(kind: str, options: dict[str, Any] | None = None, where: str = 
 
 __all__ = [
     "DAG",
+    "Arena",
     "AnswerRelevancy",
+    "ArgumentCorrectness",
+    "Bias",
+    "Bleu",
+    "Chrf",
     "Composite",
     "ContextualPrecision",
     "ContextualRecall",
@@ -83,7 +105,15 @@ __all__ = [
     "Faithfulness",
     "GEval",
     "Hallucination",
+    "JsonCorrectness",
     "Metric",
+    "TaskCompletion",
+    "ToolCorrectness",
+    "PiiLeakage",
+    "PromptAlignment",
+    "Rouge",
+    "Summarization",
+    "Toxicity",
     "Verdict",
     "build_metric",
     "metric",

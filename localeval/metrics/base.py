@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.case import Case, ConversationalTestCase, TestCase
 from localeval.errors import (
     BackendError,
     MetricInputError,
@@ -56,10 +56,20 @@ class Metric(BaseModel):
 
     A metric is configuration only: one instance may judge many cases, from
     several threads, because nothing about a case is kept on ``self``.
+
+    ``case_type`` is the kind of case it judges: :class:`TestCase` (one input, one
+    output) or :class:`ConversationalTestCase`. :meth:`check_case` refuses the
+    other kind, so a run names the metric before any judge call. The hooks
+    (``verdict``, ``prompt_start``) take ``case`` as ``Any``: each metric narrows
+    it to its ``case_type``, which ``measure`` has checked.
     """
 
     kind: ClassVar[str]
+    case_type: ClassVar[type[TestCase] | type[ConversationalTestCase]] = TestCase
     needs_judge: ClassVar[bool] = False
+    #: Required fields for which an empty value is a value (``"tools_called": []``: nothing was
+    #: called); absent (None) is still bad input.
+    empty_allowed: ClassVar[tuple[str, ...]] = ()
     #: Passes when score <= threshold instead of >= (hallucination: a share of contradictions).
     lower_is_better: ClassVar[bool] = False
 
@@ -87,10 +97,10 @@ class Metric(BaseModel):
         """
         return self
 
-    def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
+    def verdict(self, case: Any, judge: Backend | None) -> Verdict:
         raise NotImplementedError
 
-    def prompt_start(self, case: TestCase) -> str:
+    def prompt_start(self, case: Any) -> str:
         """The text this metric's first judge call on ``case`` starts with, or a stand-in for it.
 
         A run sorts its calls by it, so that calls sharing a long prefix (the same
@@ -101,10 +111,19 @@ class Metric(BaseModel):
         values = [field_text(case.field_value(name)) for name in self.required_fields()]
         return "\n".join([self.kind, *values])
 
+    @classmethod
+    def summarize(cls, results: list[MetricResult]) -> dict[str, Any]:
+        """What this metric says about a whole run beyond pass rate and mean score, from its results.
+
+        The run report keeps it in the metric's summary (``MetricSummary.details``).
+        The default says nothing more; the arena ranks its contestants here.
+        """
+        return {}
+
     def passes(self, score: float) -> bool:
         return score <= self.threshold if self.lower_is_better else score >= self.threshold
 
-    def measure(self, case: TestCase, judge: Backend | None = None) -> MetricResult:
+    def measure(self, case: Case, judge: Backend | None = None) -> MetricResult:
         """Score one case. Expected failures become an error result, not an exception."""
         start = time.perf_counter()
         try:
@@ -127,10 +146,21 @@ class Metric(BaseModel):
             start=start,
         )
 
-    def check_case(self, case: TestCase) -> None:
-        """Raise :class:`MetricInputError` naming the first required field that is empty."""
+    def check_case(self, case: Case) -> None:
+        """Raise :class:`MetricInputError` for a case of the other kind, or naming the first required
+        field that is absent, or empty where ``empty_allowed`` does not allow it."""
+        if not isinstance(case, self.case_type):
+            conversations = self.case_type is ConversationalTestCase
+            judged, given = ("conversations", "single-turn test cases") if conversations else (
+                "single-turn test cases", "conversations")
+            raise MetricInputError(
+                self.display_name, "turns" if conversations else "input",
+                f"metric '{self.display_name}' judges {judged}, not {given}",
+                problem=f"judges {judged}, and this dataset holds {given}",
+            )
         for name in self.required_fields():
-            if case.field_value(name) in (None, "", []):
+            value = case.field_value(name)
+            if value is None or (value in ("", []) and name not in self.empty_allowed):
                 raise MetricInputError(self.display_name, name)
 
     def _result(self, *, start: float, **fields: Any) -> MetricResult:

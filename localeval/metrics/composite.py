@@ -19,10 +19,10 @@ from __future__ import annotations
 import statistics
 from typing import Any, Literal
 
-from pydantic import Field, SerializeAsAny, field_validator, model_validator
+from pydantic import Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.case import ConversationalTestCase, TestCase
 from localeval.errors import PartFailed
 from localeval.metrics.base import Metric, Verdict
 from localeval.results import MetricResult
@@ -44,7 +44,7 @@ class Composite(Metric):
 
     @field_validator("metrics", mode="before")
     @classmethod
-    def _build(cls, parts: Any) -> Any:
+    def _build(cls, parts: Any, info: ValidationInfo) -> Any:
         from localeval.metrics import build_metric
 
         if not isinstance(parts, list):
@@ -56,7 +56,7 @@ class Composite(Metric):
                 kind = options.pop("metric", None)
                 if not isinstance(kind, str):
                     raise ValueError(f"part {i}: the 'metric' key (its type, e.g. 'faithfulness') is missing")  # noqa: TRY004 -- pydantic reports ValueError
-                part = build_metric(kind, options, where=f"part {i}")
+                part = build_metric(kind, options, where=f"part {i}", folder=(info.context or {}).get("base"))
             built.append(part)
         return built
 
@@ -72,11 +72,18 @@ class Composite(Metric):
                 raise ValueError("weights must be non-negative and not all zero")
         elif self.weights is not None:
             raise ValueError(f"'weights' is only for aggregate = 'weighted_mean', not {self.aggregate!r}")
+        if len({m.case_type for m in self.metrics}) > 1:
+            raise ValueError("the parts judge different kinds of case (single-turn test cases and conversations)")
         return self
 
     @property
     def needs_judge(self) -> bool:  # type: ignore[override]
         return any(m.needs_judge for m in self.metrics)
+
+    @property
+    def case_type(self) -> type[TestCase] | type[ConversationalTestCase]:  # type: ignore[override]
+        """The kind of case the parts judge (all the same: checked when built)."""
+        return self.metrics[0].case_type
 
     def required_fields(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(f for m in self.metrics for f in m.required_fields()))
@@ -84,10 +91,10 @@ class Composite(Metric):
     def prepare(self, judge: Backend | None) -> Composite:
         return self.model_copy(update={"metrics": [m.prepare(judge) for m in self.metrics]})
 
-    def prompt_start(self, case: TestCase) -> str:
+    def prompt_start(self, case: Any) -> str:
         return self.metrics[0].prompt_start(case)
 
-    def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
+    def verdict(self, case: Any, judge: Backend | None) -> Verdict:
         results = [m.measure(case, judge) for m in self.metrics]
         details: dict[str, Any] = {"aggregate": self.aggregate, "parts": [r.model_dump() for r in results]}
         failed = next((r for r in results if r.errored), None)

@@ -25,38 +25,31 @@ depends on it (:mod:`localeval.metrics.judged`).
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localeval.backends.base import Backend, DistributionRequest, JsonRequest
-from localeval.case import CASE_FIELDS, TestCase
+from localeval.case import CASE_FIELDS
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
 from localeval.metrics.base import field_text
+from localeval.metrics.criteria import (
+    MAX_STEPS,
+    STEPS_SCHEMA,
+    Scoring,
+    field_label,
+    generate_steps,
+    join_labels,
+    sampled_mean,
+    scoring_method,
+)
 from localeval.metrics.judged import Exchange, JudgedMetric, Judgement, format_score
 from localeval.prompts import RenderedPrompt, load_prompt
 
-MAX_STEPS = 8
 MAX_SCORE = 100
 
-STEPS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "steps": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 300},
-            "minItems": 1,
-            "maxItems": MAX_STEPS,
-        }
-    },
-    "required": ["steps"],
-    "additionalProperties": False,
-}
-
-Scoring = Literal["logprobs", "top", "sampling"]
 #: The order of the score prompt. ``criteria_first``: criteria, steps and rubric, then the case, as
 #: in the G-Eval paper; the instructions are a prefix every case shares, so a run over many cases
 #: reads them once. ``case_first``: the case, then the instructions; several G-Evals of one case
@@ -74,10 +67,19 @@ class RubricItem(BaseModel):
 
 
 class GEval(JudgedMetric):
-    """Judge a case against free-text criteria with a local model."""
+    """Judge a case against free-text criteria with a local model.
+
+    A variant for another kind of case (:class:`~localeval.metrics.conversational.geval.ConversationalGEval`)
+    sets ``score_template``, ``parameter_names`` and overrides :meth:`shown_fields`.
+    """
 
     kind = "geval"
     prompt_folder = "geval"
+    #: The score prompt (under prompts/); the steps and reason prompts are G-Eval's for every variant.
+    score_template: ClassVar[str] = "geval/score"
+    #: What ``evaluation_params`` and ``field_labels`` may name.
+    parameter_names: ClassVar[tuple[str, ...]] = CASE_FIELDS
+    parameter_noun: ClassVar[str] = "test-case fields"
     #: Kept from before the shared base, so G-Eval's reason requests (and cached replies) stay the same.
     reason_tokens = 256
 
@@ -125,9 +127,9 @@ class GEval(JudgedMetric):
         if not self.criteria and not self.evaluation_steps:
             raise ValueError("give criteria or evaluation_steps")
         for option, names in (("evaluation_params", self.evaluation_params), ("field_labels", self.field_labels)):
-            unknown = [p for p in names if p not in CASE_FIELDS]
+            unknown = [p for p in names if p not in self.parameter_names]
             if unknown:
-                raise ValueError(f"{option} must name test-case fields, got {unknown}")
+                raise ValueError(f"{option} must name {self.parameter_noun}, got {unknown}")
         if not self.evaluation_params:
             raise ValueError("evaluation_params must name at least one test-case field")
         low, high = self.score_range
@@ -150,23 +152,23 @@ class GEval(JudgedMetric):
             update={"evaluation_steps": self._generate_steps(judge), "steps_source": "generated"}
         )
 
-    def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
+    def judge_case(self, case: Any, judge: Backend) -> Judgement:
         """The score, with the evaluation steps written first if this metric was not prepared."""
         return self.prepare(judge)._score_prepared(case, judge)
 
-    def prompt_start(self, case: TestCase) -> str:
+    def prompt_start(self, case: Any) -> str:
         """The score prompt itself: the case's fields come first, so calls on one case share them."""
         try:
-            prompt = load_prompt("geval/score", self.score_prompt).render(**self._variables(case))
+            prompt = load_prompt(self.score_template, self.score_prompt).render(**self._variables(case))
         except PromptError:
             return super().prompt_start(case)  # the run reports it when it measures the case
         return "\n".join(m.content for m in prompt.messages)
 
     # -- scoring -----------------------------------------------------------------------
 
-    def _score_prepared(self, case: TestCase, judge: Backend) -> Judgement:
+    def _score_prepared(self, case: Any, judge: Backend) -> Judgement:
         variables = self._variables(case)
-        prompt = load_prompt("geval/score", self.score_prompt).render(**variables)
+        prompt = load_prompt(self.score_template, self.score_prompt).render(**variables)
         method, fallback = self._method(judge)
         if method == "sampling":
             raw, evidence = self._sample(prompt, judge)
@@ -199,15 +201,7 @@ class GEval(JudgedMetric):
         return float(raw > 0.5) if self.strict_mode else scale_to_unit(raw, low, high)
 
     def _method(self, judge: Backend) -> tuple[Scoring, str | None]:
-        if self.scoring == "sampling" or judge.capabilities.distribution:
-            return self.scoring, None
-        if not self.allow_fallback:
-            raise BackendError(
-                f"scoring '{self.scoring}' needs log-probabilities, which this backend "
-                f"({judge.fingerprint.kind}) does not give; set scoring = 'sampling', or "
-                "allow_fallback = true to fall back to it"
-            )
-        return "sampling", f"{self.scoring} -> sampling: the backend gives no log-probabilities"
+        return scoring_method(self.scoring, self.allow_fallback, judge)
 
     def _distribution(self, prompt: RenderedPrompt, judge: Backend, method: Scoring) -> tuple[float, dict[str, Any]]:
         scores = self._scores()
@@ -258,44 +252,34 @@ class GEval(JudgedMetric):
 
     # -- prompts -----------------------------------------------------------------------
 
-    def _variables(self, case: TestCase) -> dict[str, Any]:
+    def shown_fields(self, case: Any) -> dict[str, str]:
+        """What the judge sees of ``case``: each label (e.g. "Actual Output") and its text, in order."""
+        return {self._label(p): field_text(case.field_value(p)) for p in self.evaluation_params}
+
+    def _variables(self, case: Any) -> dict[str, Any]:
         """What the score and reason prompts see."""
         low, high = self.score_range
+        fields = self.shown_fields(case)
         return {
-            "fields": {self._label(p): field_text(case.field_value(p)) for p in self.evaluation_params},
+            "fields": fields,
             "criteria": self.criteria or "",
             "steps": self.evaluation_steps or (),
             "rubric": [(r.score_range[0], r.score_range[1], r.expected_outcome) for r in self.rubric],
-            "parameters": _parameters([self._label(p) for p in self.evaluation_params]),
+            "parameters": join_labels(list(fields)),
             "layout": self.layout,
             "low": low,
             "high": high,
         }
 
+    def shown_labels(self) -> list[str]:
+        """The labels of what the judge sees, as the steps prompt names them."""
+        return [self._label(p) for p in self.evaluation_params]
+
     def _label(self, field: str) -> str:
-        return self.field_labels.get(field) or field.replace("_", " ").title()
+        return field_label(field, self.field_labels)
 
     def _generate_steps(self, judge: Backend) -> tuple[str, ...]:
-        prompt = load_prompt("geval/steps", self.steps_prompt).render(
-            criteria=self.criteria,
-            parameters=_parameters([self._label(p) for p in self.evaluation_params]),
-            max_steps=MAX_STEPS,
-        )
-        reply = judge.generate_json(
-            JsonRequest(messages=prompt.messages, json_schema=STEPS_SCHEMA, max_tokens=768)
-        )
-        steps = tuple(s.strip() for s in reply.value["steps"] if s.strip())
-        if not steps:
-            raise BackendError("the judge wrote no evaluation steps")
-        return steps
-
-
-def sampled_mean(samples: list[int | None]) -> float:
-    """The mean of the valid samples; an error when fewer than half are valid."""
-    valid = [s for s in samples if s is not None]
-    if not samples or len(valid) * 2 < len(samples):
-        raise BackendError(f"only {len(valid)} of {len(samples)} sampled scores were valid")
-    return statistics.fmean(valid)
+        return generate_steps(judge, self.criteria, join_labels(self.shown_labels()), self.steps_prompt)
 
 
 def most_likely_score(probabilities: dict[str, float], scores: dict[str, float]) -> float:
@@ -308,10 +292,6 @@ def most_likely_score(probabilities: dict[str, float], scores: dict[str, float])
     return min(scores[c] for c, p in probabilities.items() if p == best)
 
 
-def _parameters(labels: list[str]) -> str:
-    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-
-
 def _summary(method: str, raw: float, evidence: dict[str, Any], low: int, high: int) -> str:
     if method == "sampling":
         valid = [s for s in evidence["samples"] if s is not None]
@@ -321,3 +301,7 @@ def _summary(method: str, raw: float, evidence: dict[str, Any], low: int, high: 
         f"(the valid scores covered {evidence['covered_mass']:.0%} of the judge's probability)."
     )
 
+
+
+#: Names other modules and tests take from here; the shared ones live in :mod:`localeval.metrics.criteria`.
+__all__ = ["MAX_STEPS", "STEPS_SCHEMA", "GEval", "Layout", "RubricItem", "Scoring", "most_likely_score", "sampled_mean"]

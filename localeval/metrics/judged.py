@@ -33,7 +33,6 @@ from typing import Any, ClassVar
 from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from localeval.backends.base import Backend, JsonReply, JsonRequest
-from localeval.case import TestCase
 from localeval.errors import BackendError, PromptError
 from localeval.metrics.base import Metric, Verdict
 from localeval.prompts import RenderedPrompt, load_prompt
@@ -131,7 +130,7 @@ class JudgedMetric(Metric):
         """The options strict mode sets, over the ones given: the threshold of a perfect score."""
         return {"threshold": 0.0 if cls.lower_is_better else 1.0}
 
-    def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
+    def judge_case(self, case: Any, judge: Backend) -> Judgement:
         """The scoring step: ask the judge, compute the raw score, keep the last call to continue."""
         raise NotImplementedError
 
@@ -142,7 +141,7 @@ class JudgedMetric(Metric):
         perfect = 0.0 if self.lower_is_better else 1.0
         return perfect if raw == perfect else 1.0 - perfect
 
-    def verdict(self, case: TestCase, judge: Backend | None) -> Verdict:
+    def verdict(self, case: Any, judge: Backend | None) -> Verdict:
         if judge is None:
             raise BackendError(f"metric '{self.display_name}' needs a judge backend")
         judged = self.judge_case(case, judge)

@@ -19,6 +19,7 @@ from localeval.reports.rules import (
     pass_rule,
     verdict_word,
 )
+from localeval.reports.transcript_html import is_conversation, render_transcript
 from localeval.results import CaseResult, MetricResult, RunReport
 
 #: How a pass rule reads on the page.
@@ -64,8 +65,8 @@ def _case(case: CaseResult, metrics: list[str]) -> str:
         f'<details class="case" id="{anchor}" data-failed="{int(failed)}" data-errored="{int(errored)}">'
         f'<summary><span class="num" data-sort="{case_number(case)}">{case_number(case)}</span>'
         f'<span class="name" data-sort="{escape(label.lower())}">{escape(label)}{where}</span>{cells}</summary>'
-        f'<div class="body"><section class="inputs"><h4>inputs <a class="link" href="#{anchor}">#{anchor}</a></h4>'
-        f"{_inputs(case.inputs)}</section>"
+        f'<div class="{"body conversation" if is_conversation(case.inputs) else "body"}"><section class="inputs"><h4>inputs <a class="link" href="#{anchor}">#{anchor}</a></h4>'
+        f"{_inputs(case.inputs, case.results)}</section>"
         f'<section class="results">{results}</section></div></details>'
     )
 
@@ -84,11 +85,13 @@ def _cell(result: MetricResult | None, metric: str) -> str:
     )
 
 
-def _inputs(inputs: dict[str, Any]) -> str:
+def _inputs(inputs: dict[str, Any], results: list[MetricResult]) -> str:
     if not inputs:
         return '<p class="empty">No inputs recorded.</p>'
-    fields = "".join(f"<div><dt>{escape(k)}</dt><dd>{_input_value(v)}</dd></div>" for k, v in inputs.items())
-    return f'<dl class="fields">{fields}</dl>'
+    transcript = render_transcript(inputs["turns"], results) if is_conversation(inputs) else ""
+    rest = {k: v for k, v in inputs.items() if not (transcript and k == "turns")}
+    fields = "".join(f"<div><dt>{escape(k)}</dt><dd>{_input_value(v)}</dd></div>" for k, v in rest.items())
+    return transcript + (f'<dl class="fields">{fields}</dl>' if fields else "")
 
 
 def _input_value(value: Any) -> str:

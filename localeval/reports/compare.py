@@ -133,9 +133,9 @@ def compare(a: RunReport, b: RunReport, *, tolerance: float = 0.0) -> Comparison
     """The changes from run ``a`` to run ``b``; a score change counts when ``|b - a| > tolerance``."""
     if not 0.0 <= tolerance <= 1.0:
         raise InputError(f"tolerance must be between 0 and 1, got {tolerance}")
-    by_name = _names_are_keys(a) and _names_are_keys(b)
-    cases_a = {_key(c, by_name): c for c in a.cases}
-    cases_b = {_key(c, by_name): c for c in b.cases}
+    by_name = names_are_keys(a) and names_are_keys(b)
+    cases_a = {case_key(c, by_name): c for c in a.cases}
+    cases_b = {case_key(c, by_name): c for c in b.cases}
     names_a, names_b = [s.metric for s in a.summary], [s.metric for s in b.summary]
     common = [m for m in names_a if m in names_b]
     changes: list[Change] = []
@@ -222,19 +222,27 @@ def _metric_summary(
     )
 
 
-def _names_are_keys(report: RunReport) -> bool:
-    names = [c.name for c in report.cases]
-    return all(names) and len(set(names)) == len(names)
+def names_are_keys(report: RunReport) -> bool:
+    """Whether cases can be matched by name: every case of the run has one, and none repeats
+    (with several targets, none repeats for the same target)."""
+    names = [(c.name, c.target) for c in report.cases]
+    return all(name for name, _ in names) and len(set(names)) == len(names)
 
 
-def _key(case: CaseResult, by_name: bool) -> str:
-    return case.name if by_name and case.name else f"#{case.index}"
+def case_key(case: CaseResult, by_name: bool) -> str:
+    """The key two runs' cases are matched by: the name, or "#index"; with several targets, and the target."""
+    return (case.name if by_name and case.name else f"#{case.index}") + _at(case)
 
 
 def _label(case: CaseResult, by_name: bool) -> str:
     if by_name and case.name:
-        return case.name
-    return f"#{case.index + 1}" + (f" {case.name}" if case.name else "")
+        return case.name + _at(case)
+    return f"#{case.index + 1}" + (f" {case.name}" if case.name else "") + _at(case)
+
+
+def _at(case: CaseResult) -> str:
+    """" @ target" for a case of a run with several targets (compare works per target), else ""."""
+    return f" @ {case.target}" if case.target else ""
 
 
 def _by_metric(case: CaseResult) -> dict[str, MetricResult]:

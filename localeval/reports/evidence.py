@@ -24,8 +24,10 @@ from localeval.reports.svg import distribution_chart
 #: Keys shown beside the distribution chart rather than as separate facts.
 _DISTRIBUTION_KEYS = ("distribution", "covered_mass", "expected_score", "most_likely_score")
 #: Verdict words coloured as good or bad; any other verdict is neutral.
-_GOOD = frozenset({"yes", "agrees", "true", "pass", "passed", "supported"})
-_BAD = frozenset({"no", "contradicts", "false", "fail", "failed", "unsupported"})
+_GOOD = frozenset({"yes", "agrees", "true", "pass", "passed", "supported", "unbiased", "not_toxic", "safe",
+                   "kept", "in_role", "relevant", "satisfied"})
+_BAD = frozenset({"no", "contradicts", "false", "fail", "failed", "unsupported", "biased", "toxic", "leaks",
+                  "forgot", "contradicted", "out_of_role", "irrelevant", "unsatisfied"})
 #: The keys of a path step shown first, in this order; the rest follow as facts.
 _STEP_KEYS = ("node_id", "node", "id", "kind", "criterion", "verdict", "output", "score")
 #: A list of at most this many scalars is a fact, not a block.
@@ -77,7 +79,7 @@ def _verdicts(items: list[Mapping[str, Any]], counts: Any) -> str:
     for item in items:
         cells = "".join(f"<td>{_value(item.get(c))}</td>" for c in columns[:-1])
         verdict = item.get("verdict")
-        rows.append(f'<tr>{cells}<td class="verdict {_tone(verdict)}">{_value(verdict)}</td></tr>')
+        rows.append(f'<tr>{cells}<td class="verdict {tone(verdict)}">{_value(verdict)}</td></tr>')
     caption = ""
     if isinstance(counts, Mapping):
         caption = "<caption>" + escape(", ".join(f"{k}: {v}" for k, v in counts.items())) + "</caption>"
@@ -93,7 +95,7 @@ def _path(steps: list[Mapping[str, Any]]) -> str:
         shown = [k for k in _STEP_KEYS if k in step]
         parts = [
             f'<span class="step-key">{escape(k)}</span> '
-            f'<span class="step-value {_tone(step[k]) if k == "verdict" else ""}">{_value(step[k])}</span>'
+            f'<span class="step-value {tone(step[k]) if k == "verdict" else ""}">{_value(step[k])}</span>'
             for k in shown
         ]
         extra = {k: v for k, v in step.items() if k not in shown}
@@ -138,7 +140,8 @@ def _value(value: Any) -> str:
     return escape(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def _tone(verdict: Any) -> str:
+def tone(verdict: Any) -> str:
+    """The CSS class of a verdict word: ``good``, ``bad`` or ``neutral``."""
     word = str(verdict).strip().lower()
     return "good" if word in _GOOD else "bad" if word in _BAD else "neutral"
 

@@ -14,9 +14,11 @@ from html import escape
 from importlib.resources import files
 from string import Template
 
+from localeval.reports.arena_html import render_arena
 from localeval.reports.cases_html import render_cases
 from localeval.reports.rules import pass_rule
 from localeval.reports.svg import histogram
+from localeval.reports.targets_html import render_targets
 from localeval.results import MetricResult, MetricSummary, RunReport
 
 
@@ -29,9 +31,15 @@ def render_html(report: RunReport) -> str:
         script=_asset("report.js"),
         header=_header(report),
         summary=_summary(report),
+        arena=_arena(report) + render_targets(report),
         cases=render_cases(report),
         version=escape(report.localeval_version),
     )
+
+
+def _arena(report: RunReport) -> str:
+    articles = render_arena(report)
+    return f'<section class="arena" aria-label="pairwise comparisons">{articles}</section>' if articles else ""
 
 
 def _asset(name: str) -> str:

@@ -3,7 +3,8 @@
 One ``<testsuite>`` per metric, one ``<testcase>`` per case in it: a failed
 result is a ``<failure>`` whose message states the score, the threshold and
 the rule that decided it, with the judge's reason as its text; an errored one
-is an ``<error>``. Each suite's ``<properties>`` name the run and the model.
+is an ``<error>``. A conversation is one ``<testcase>`` per metric, and a failure
+lists the verdict on each judged turn under the reason. Each suite's ``<properties>`` name the run and the model.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from localeval.reports.rules import case_label, failure_message, pass_rule
+from localeval.reports.rules import case_label, failure_message, pass_rule, turn_verdicts
 from localeval.results import CaseResult, MetricResult, RunReport
 
 # Characters XML 1.0 cannot hold at all, not even escaped; a judge's reply may contain them.
@@ -96,7 +97,8 @@ def _testcase(case: CaseResult, result: MetricResult) -> ET.Element:
         child.text = _clean(error)
     elif result.passed is False:
         child = ET.SubElement(element, "failure", message=_message(failure_message(result)), type="threshold")
-        child.text = _clean(result.reason)
+        turns = "".join(f"\nturn {number}: {verdict}" for number, verdict in turn_verdicts(result))
+        child.text = _clean(result.reason + turns)
     return element
 
 

@@ -8,6 +8,7 @@ stay right for a metric they have never heard of.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from localeval.results import CaseResult, MetricResult
@@ -26,8 +27,8 @@ def case_anchor(case: CaseResult) -> str:
 
 
 def case_label(case: CaseResult) -> str:
-    """The case's name, or ``case-<number>`` when it has none."""
-    return case.name or case_anchor(case)
+    """The case's name, or ``case-<number>`` when it has none; `` @ target`` with several targets."""
+    return (case.name or case_anchor(case)) + (f" @ {case.target}" if case.target else "")
 
 
 def pass_rule(result: MetricResult) -> PassRule:
@@ -49,3 +50,24 @@ def failure_message(result: MetricResult) -> str:
         return f"score {score}, threshold {result.threshold:g}"
     shown = "<" if result.score < result.threshold else ">" if result.score > result.threshold else "="
     return f"score {score} {shown} threshold {result.threshold:g} (passes at score {pass_rule(result)} threshold)"
+
+
+def turn_verdicts(result: MetricResult) -> list[tuple[int, str]]:
+    """A conversational result's per-turn verdicts: (turn number, from 1; verdict), from ``details["verdicts"]``.
+
+    Shapes, not metric kinds: any result whose verdicts name a ``turn`` has them.
+    """
+    verdicts = result.details.get("verdicts")
+    if not isinstance(verdicts, list):
+        return []
+    return [
+        (item["turn"], str(item.get("verdict")))
+        for item in verdicts
+        if isinstance(item, Mapping) and isinstance(item.get("turn"), int)
+    ]
+
+
+def turn_count(case: CaseResult) -> int | None:
+    """How many turns a conversation has; None for a single-turn case."""
+    turns = case.inputs.get("turns")
+    return len(turns) if isinstance(turns, list) else None

@@ -9,13 +9,9 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
+from localeval.metrics.items import ItemSource, judge_verdicts, tally
 from localeval.metrics.judged import Judgement
-from localeval.metrics.rag.base import (
-    ItemSource,
-    RagMetric,
-    judge_verdicts,
-    tally,
-)
+from localeval.metrics.rag.base import RagMetric
 from localeval.metrics.rag.scores import TERNARY, Ternary, relevancy_ratio
 
 #: How many statements the judge may extract from an output, by default.
@@ -53,7 +49,7 @@ class AnswerRelevancy(RagMetric):
         return ("input", "actual_output")
 
     def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
-        statements, dropped = self.output_items(
+        statements, dropped, _ = self.output_items(
             case, judge, self.statements, "statements", self.statements_prompt, self.max_statements
         )
         prompt = self.render("verdicts", self.verdicts_prompt, input=case.input, statements=statements)

@@ -8,8 +8,9 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
+from localeval.metrics.items import judge_verdicts, tally
 from localeval.metrics.judged import Judgement
-from localeval.metrics.rag.base import RagMetric, judge_verdicts, tally
+from localeval.metrics.rag.base import RagMetric
 from localeval.metrics.rag.scores import weighted_cumulative_precision
 
 CHOICES = ("yes", "no")

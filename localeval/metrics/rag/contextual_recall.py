@@ -9,10 +9,11 @@ from pydantic import Field
 from localeval.backends.base import Backend
 from localeval.case import TestCase
 from localeval.errors import MetricInputError
+from localeval.metrics.items import judge_verdicts, tally
 from localeval.metrics.judged import Judgement
-from localeval.metrics.rag.base import RagMetric, judge_verdicts, tally
+from localeval.metrics.rag.base import RagMetric
 from localeval.metrics.rag.scores import recall_score
-from localeval.metrics.rag.sentences import split_sentences
+from localeval.metrics.sentences import split_sentences
 
 CHOICES = ("yes", "no")
 

@@ -8,13 +8,9 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
+from localeval.metrics.items import extract, judge_verdicts, tally
 from localeval.metrics.judged import Judgement
-from localeval.metrics.rag.base import (
-    RagMetric,
-    extract,
-    judge_verdicts,
-    tally,
-)
+from localeval.metrics.rag.base import RagMetric
 from localeval.metrics.rag.scores import contextual_relevancy_score
 
 CHOICES = ("yes", "no")
@@ -51,7 +47,7 @@ class ContextualRelevancy(RagMetric):
             prompt = self.render(
                 "statements", self.statements_prompt, node=node, max_items=self.max_statements_per_node
             )
-            statements, repeats = extract(judge, prompt, "statements", self.max_statements_per_node)
+            statements, repeats, _ = extract(judge, prompt, "statements", self.max_statements_per_node)
             per_node.append(statements)
             dropped += repeats
         located = [(i, s) for i, statements in enumerate(per_node, start=1) for s in statements]

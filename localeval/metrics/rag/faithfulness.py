@@ -9,14 +9,9 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
+from localeval.metrics.items import ItemSource, extract, judge_verdicts, tally
 from localeval.metrics.judged import Judgement
-from localeval.metrics.rag.base import (
-    ItemSource,
-    RagMetric,
-    extract,
-    judge_verdicts,
-    tally,
-)
+from localeval.metrics.rag.base import RagMetric
 from localeval.metrics.rag.scores import TERNARY, Ternary, faithfulness_score
 
 #: How many claims the judge may extract from an output, by default.
@@ -75,9 +70,9 @@ class Faithfulness(RagMetric):
             prompt = self.render(
                 "truths", self.truths_prompt, retrieval_context=documents, max_items=self.truths_extraction_limit
             )
-            truths, dropped["truths"] = extract(judge, prompt, "truths", self.truths_extraction_limit)
+            truths, dropped["truths"], _ = extract(judge, prompt, "truths", self.truths_extraction_limit)
             documents = truths
-        claims, dropped["claims"] = self.output_items(
+        claims, dropped["claims"], _ = self.output_items(
             case, judge, self.claims, "claims", self.claims_prompt, self.max_claims
         )
         prompt = self.render(

@@ -1,8 +1,8 @@
 """The sentences of a text, split by rules (pysbd): no model, the same every time.
 
-A metric that judges each sentence of an output (faithfulness and answer
-relevancy with ``claims = "sentences"``) reads the output once and writes only
-its verdicts. pysbd's rules know abbreviations ("Mr.", "U.S."), decimals and
+A metric that judges each sentence of an output (faithfulness, answer
+relevancy, summarization, pii_leakage, by default) reads the output once and
+writes only its verdicts. pysbd's rules know abbreviations ("Mr.", "U.S."), decimals and
 quotations, which a split at every full stop gets wrong.
 """
 

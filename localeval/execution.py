@@ -1,0 +1,136 @@
+"""Where a run's (case, metric) tasks are measured: the executor seam of the runner.
+
+The runner (:mod:`localeval.runner`) plans the tasks and records every result
+(journal, events) on the thread that called it. An :class:`Executor` only
+measures: it takes the tasks in plan order and hands each finished result to
+``record``, one at a time, on that same thread. Two executors exist:
+
+- :class:`ThreadExecutor` (the default): threads in this process, one lane per
+  judge with as many tasks in flight as the judge serves at once (one for the
+  in-process llama.cpp model, which then runs on the calling thread).
+- :class:`localeval.ray_executor.RayExecutor`: Ray actors, each holding its own
+  judges, on a Ray cluster (``pip install 'localeval[ray]'``).
+
+Both measure a task with :meth:`Work.measure`, so a result is the same whoever
+computes it.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Protocol
+
+from localeval.case import Case
+from localeval.events import Events, MetricFinished, MetricStarted
+from localeval.metrics.base import Metric
+from localeval.panel import JudgePanel
+from localeval.results import JudgeUsage, MetricResult
+from localeval.schedule import Task
+
+#: Called with each finished result; True when the run must stop (a fail-fast run's error):
+#: the executor then starts nothing new, and records what is already running as it finishes.
+Record = Callable[[MetricFinished], bool]
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a task needs to be measured: the cases, the (prepared) metrics, and their judges."""
+
+    cases: Sequence[Case]
+    metrics: Sequence[Metric]
+    panel: JudgePanel
+    events: Events
+
+    def measure(self, task: Task) -> MetricFinished:
+        """The result of one task, as the event that announces it (not yet sent).
+
+        Emits :class:`MetricStarted` first. A metric that raises (a bug, say a user's)
+        gives that case an error, not the run an end.
+        """
+        metric, case = self.metrics[task.metric], self.cases[task.case]
+        self.events.emit(MetricStarted(task.case, metric.display_name))
+        judge = self.panel.judge_of(metric)
+        before = self.panel.thread_usage()
+        try:
+            result = metric.measure(case, judge)
+        except Exception as err:  # noqa: BLE001 -- that case's error, not the run's end
+            result = unexpected(metric, err)
+        if judge is not None:
+            result = result.model_copy(update={"usage": self.panel.thread_usage() - before})
+        usage = result.usage or JudgeUsage()
+        return MetricFinished(task.case, result, result.duration_s, usage.model_calls, usage.cache_hits)
+
+
+class Executor(Protocol):
+    """Measures tasks and hands each result to ``record`` on the calling thread."""
+
+    def execute(self, tasks: Sequence[Task], work: Work, record: Record) -> JudgeUsage:
+        """Measure ``tasks`` (in plan order), calling ``record`` once per result as each finishes.
+
+        Returns what the judges cost outside this process's panel (zero when they ran
+        here: the panel counted it). Ctrl-C raises :class:`KeyboardInterrupt`.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class ThreadExecutor:
+    """Threads in this process: per judge, ``workers`` tasks in flight (None: as many as it serves
+    at once), its tasks in plan order; one in all runs on the calling thread."""
+
+    workers: int | None = None
+
+    def execute(self, tasks: Sequence[Task], work: Work, record: Record) -> JudgeUsage:
+        lanes = self._lanes(tasks, work)
+        if sum(limit for limit, _ in lanes.values()) <= 1:
+            for task in tasks:
+                if record(work.measure(task)):
+                    break
+        else:
+            self._parallel(lanes, work, record)
+        return JudgeUsage()
+
+    def _lanes(self, tasks: Sequence[Task], work: Work) -> dict[str | None, tuple[int, Iterator[Task]]]:
+        """Per judge (by name): how many of its tasks may be in flight, and its tasks in plan order."""
+        lanes: dict[str | None, tuple[int, list[Task]]] = {}
+        for task in tasks:
+            metric = work.metrics[task.metric]
+            judge = work.panel.judge_of(metric)
+            limit = self.workers or (judge.capabilities.parallel_requests if judge is not None else 1)
+            lanes.setdefault(metric.judge_name if judge is not None else "", (limit, []))[1].append(task)
+        return {name: (limit, iter(queue)) for name, (limit, queue) in lanes.items()}
+
+    @staticmethod
+    def _parallel(lanes: dict[str | None, tuple[int, Iterator[Task]]], work: Work, record: Record) -> None:
+        stopped = False
+        in_flight = dict.fromkeys(lanes, 0)
+        with ThreadPoolExecutor(sum(limit for limit, _ in lanes.values()), thread_name_prefix="localeval") as pool:
+            running: dict[Future[MetricFinished], str | None] = {}
+            try:
+                while True:
+                    for name, (limit, pending) in lanes.items():
+                        while not stopped and in_flight[name] < limit and (task := next(pending, None)):
+                            running[pool.submit(work.measure, task)] = name
+                            in_flight[name] += 1
+                    if not running:
+                        return
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in finished:
+                        in_flight[running.pop(future)] -= 1
+                        stopped = record(future.result()) or stopped
+            except KeyboardInterrupt:
+                for future in running:
+                    future.cancel()
+                raise
+
+
+def unexpected(metric: Metric, err: Exception) -> MetricResult:
+    """The result of a metric that raised: an error with the traceback's end in its details."""
+    return MetricResult(
+        metric=metric.display_name, kind=metric.kind, threshold=metric.threshold,
+        error=f"unexpected {type(err).__name__}: {err}",
+        details={"traceback": traceback.format_exc(limit=-8)},
+    )

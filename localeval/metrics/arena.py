@@ -1,0 +1,289 @@
+"""The arena: which of several outputs for the same input is better, judged pairwise, in both orders.
+
+A case names its outputs in ``contestants`` ({name: output}, at least two). Every
+pair is shown to the judge twice, once in each order (A = x, B = y, then A = y,
+B = x), against the criteria (or evaluation steps, generated once per run from
+the criteria as G-Eval does, and a rubric). The preference for x over y is the
+average of the two orders: P(A) when x is shown first and P(B) when it is shown
+second. The mean P(first) over both orders is the position bias, reported, not
+hidden: 0.5 is a judge that does not care where an output stands.
+
+Scoring methods, recorded in every result:
+
+* ``logprobs`` (default): P(A) against P(B) at the verdict position (after
+  ``The better output is Output``: the next token is `` A`` or `` B``), from one
+  forward pass, renormalized over the two letters;
+  a covered mass below ``min_covered_mass`` is an error.
+* ``sampling``: the share of ``samples`` schema-constrained verdicts that say A
+  (seeds ``seed``, ``seed + 1``, …, so cacheable); fewer than half valid is an
+  error. The fallback for backends without log-probabilities, taken only when
+  ``allow_fallback`` is set, and recorded.
+
+The score, a number in [0, 1] as every metric's, is the preference for the
+*first-named* contestant: against the other one, or, with more, the mean of its
+preferences against each of the others. It passes at ``threshold`` (0.5: the
+first-named is preferred at least as often as not). ``details`` has every pair
+with both orders' P(first), the distributions, and, for three or more, the
+case's own Bradley–Terry ranking. A run ranks the contestants over all its cases
+(:meth:`Arena.summarize`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from pydantic import Field, model_validator
+
+from localeval.backends.base import Backend, DistributionRequest, JsonRequest
+from localeval.case import CASE_FIELDS, TestCase
+from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
+from localeval.metrics.base import field_text
+from localeval.metrics.criteria import (
+    field_label,
+    generate_steps,
+    join_labels,
+    sampled_mean,
+    scoring_method,
+)
+from localeval.metrics.judged import Exchange, JudgedMetric, Judgement
+from localeval.prompts import RenderedPrompt, load_prompt
+from localeval.ranking import Comparison, rank
+from localeval.results import MetricResult
+
+ArenaScoring = Literal["logprobs", "sampling"]
+LETTERS = ("A", "B")
+#: What the judge's distribution is read over: the letters as the next token after the prefill
+#: ("The better output is Output"), space included, as a tokenizer writes a word after a word.
+CANDIDATES = {" A": "A", " B": "B"}
+#: Fields the judge may see beside the outputs; the outputs themselves are the contestants.
+NOT_PARAMETERS = ("actual_output", "contestants")
+
+
+class Arena(JudgedMetric):
+    """Compare the outputs of a case's ``contestants`` pairwise, in both orders, with a local judge."""
+
+    kind = "arena"
+    prompt_folder = "arena"
+
+    criteria: str | None = Field(None, description="What makes one output better than another, in plain words.")
+    evaluation_steps: tuple[str, ...] | None = Field(
+        None, description="How to compare; generated once per run from the criteria when absent."
+    )
+    steps_source: Literal["given", "generated"] = Field("given", description="Set by prepare(); not an option.")
+    rubric: tuple[str, ...] = Field((), description="What a better output has, one point each.")
+    evaluation_params: tuple[str, ...] = Field(
+        ("input",), description="The test-case fields the judge sees beside the two outputs."
+    )
+    field_labels: dict[str, str] = Field(default_factory=dict, description="How the prompt names a field.")
+    scoring: ArenaScoring = "logprobs"
+    allow_fallback: bool = Field(False, description="Sample when the backend has no log-probabilities (recorded).")
+    min_covered_mass: float = Field(0.1, ge=0.0, le=1.0, description="Below this, a logprobs verdict is an error.")
+    samples: int = Field(10, ge=1, le=200)
+    temperature: float = Field(1.0, gt=0.0)
+    seed: int = 0
+    steps_prompt: Path | None = Field(None, description="Your own prompt file for the steps.")
+    compare_prompt: Path | None = Field(None, description="Your own prompt file for the comparison.")
+
+    @classmethod
+    def strict_options(cls) -> dict[str, Any]:
+        """Strict mode scores 1 only when the first-named is preferred (> 0.5), and passes only then."""
+        return {"threshold": 1.0}
+
+    @model_validator(mode="after")
+    def _check(self) -> Arena:
+        if not self.criteria and not self.evaluation_steps:
+            raise ValueError("give criteria or evaluation_steps")
+        for option, names in (("evaluation_params", self.evaluation_params), ("field_labels", self.field_labels)):
+            unknown = [p for p in names if p not in CASE_FIELDS or p in NOT_PARAMETERS]
+            if unknown:
+                raise ValueError(f"{option} must name test-case fields other than the outputs, got {unknown}")
+        return self
+
+    def required_fields(self) -> tuple[str, ...]:
+        return ("contestants", *self.evaluation_params)
+
+    def prepare(self, judge: Backend | None) -> Arena:
+        """This metric with its evaluation steps written, so a run generates them once."""
+        if self.evaluation_steps or judge is None:
+            return self
+        parameters = join_labels([*self._labels(), "Output A", "Output B"])
+        steps = generate_steps(judge, self.criteria, parameters, self.steps_prompt)
+        return self.model_copy(update={"evaluation_steps": steps, "steps_source": "generated"})
+
+    def prompt_start(self, case: TestCase) -> str:
+        """The first comparison's prompt: the instructions, then the case."""
+        names = list(case.contestants or {})
+        if len(names) < 2:
+            return super().prompt_start(case)
+        try:
+            prompt = self._prompt(case, names[0], names[1])
+        except PromptError:
+            return super().prompt_start(case)  # the run reports it when it measures the case
+        return "\n".join(m.content for m in prompt.messages)
+
+    def final_score(self, raw: float) -> float:
+        """The preference itself; in strict mode 1.0 only when it is above 0.5 (a tie is no preference)."""
+        return float(raw > 0.5) if self.strict_mode else raw
+
+    def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
+        """Every pair in both orders; the score is the first-named contestant's mean preference."""
+        arena = self.prepare(judge)
+        method, fallback = scoring_method(self.scoring, self.allow_fallback, judge)
+        contestants = list(case.contestants or {})
+        pairs = [arena._pair(case, a, b, judge, cast(ArenaScoring, method))
+                 for a, b in itertools.combinations(contestants, 2)]
+        first = contestants[0]
+        score = statistics.fmean(p["preference"] for p in pairs if p["a"] == first)
+        details: dict[str, Any] = {
+            "method": method,
+            **({"fallback": fallback} if fallback else {}),
+            "contestants": contestants,
+            "pairs": pairs,
+            "mean_p_first": statistics.fmean(p for pair in pairs for p in pair["p_first"]),
+            "evaluation_steps": list(arena.evaluation_steps or ()),
+            "steps_source": arena.steps_source,
+        }
+        if len(contestants) > 2:
+            try:
+                details.update(_ranking(contestants, comparisons(details)))
+            except ValueError as err:  # the preferences stand without it
+                details["ranking_error"] = str(err)
+        opening = pairs[0]  # the reason continues the first comparison: the first-named shown as A
+        preferred = "A" if opening["preference"] >= 0.5 else "B"  # the letter the judge's reply continues with
+        return Judgement(
+            score=score,
+            summary=_summary(pairs[0], details["mean_p_first"], len(contestants)),
+            details=details,
+            conversation=Exchange(arena._prompt(case, opening["a"], opening["b"]), f" {preferred}"),
+            reason_variables={"preferred": preferred, "other": "B" if preferred == "A" else "A"},
+        )
+
+    @classmethod
+    def summarize(cls, results: list[MetricResult]) -> dict[str, Any]:
+        """The run's arena: every pair's mean preference over the cases, and a Bradley–Terry ranking."""
+        return arena_summary(results)
+
+    # -- one pair ------------------------------------------------------------------------
+
+    def _pair(self, case: TestCase, a: str, b: str, judge: Backend, method: ArenaScoring) -> dict[str, Any]:
+        """``a`` against ``b``, shown in both orders; the preference for ``a`` averages them."""
+        forward = self._verdict(self._prompt(case, a, b), judge, method)
+        backward = self._verdict(self._prompt(case, b, a), judge, method)
+        p_first = [forward["p_first"], backward["p_first"]]
+        return {
+            "a": a,
+            "b": b,
+            "p_first": p_first,
+            "preference": (p_first[0] + 1.0 - p_first[1]) / 2,
+            "orders": [{"first": a, "second": b, **forward}, {"first": b, "second": a, **backward}],
+        }
+
+    def _verdict(self, prompt: RenderedPrompt, judge: Backend, method: ArenaScoring) -> dict[str, Any]:
+        """P(A) for one order, with its evidence: the distribution, or the samples."""
+        if method == "sampling":
+            return self._sample(prompt, judge)
+        reply = judge.candidate_distribution(
+            DistributionRequest(messages=prompt.messages, prefill=prompt.prefill, candidates=tuple(CANDIDATES))
+        )
+        dist = reply.distribution
+        if dist.covered_mass < self.min_covered_mass:
+            raise BackendError(
+                f"the letters A and B covered {dist.covered_mass:.1%} of the judge's probability at the "
+                f"verdict position (min_covered_mass {self.min_covered_mass:.0%}): the judge was not "
+                "writing a verdict there; check the prompt and the model's chat format"
+            )
+        probabilities = {CANDIDATES[c]: p for c, p in dist.probabilities.items()}
+        return {"p_first": probabilities["A"], "distribution": probabilities, "covered_mass": dist.covered_mass}
+
+    def _sample(self, prompt: RenderedPrompt, judge: Backend) -> dict[str, Any]:
+        schema = {
+            "type": "object",
+            "properties": {"better": {"type": "string", "enum": list(LETTERS)}},
+            "required": ["better"],
+            "additionalProperties": False,
+        }
+        verdicts: list[str | None] = []
+        for i in range(self.samples):
+            request = JsonRequest(messages=prompt.messages, json_schema=schema, max_tokens=16,
+                                  temperature=self.temperature, seed=self.seed + i)
+            try:
+                verdicts.append(str(judge.generate_json(request).value["better"]))
+            except (SchemaViolation, TruncatedOutput):
+                verdicts.append(None)
+        p_first = sampled_mean([None if v is None else float(v == "A") for v in verdicts])
+        return {"p_first": p_first, "samples": verdicts, "temperature": self.temperature}
+
+    # -- prompts -------------------------------------------------------------------------
+
+    def _prompt(self, case: TestCase, first: str, second: str) -> RenderedPrompt:
+        outputs = case.contestants or {}
+        return load_prompt("arena/compare", self.compare_prompt).render(
+            fields={label: field_text(case.field_value(p)) for label, p in zip(self._labels(), self.evaluation_params)},
+            criteria=self.criteria or "",
+            steps=self.evaluation_steps or (),
+            rubric=self.rubric,
+            output_a=outputs[first],
+            output_b=outputs[second],
+        )
+
+    def _labels(self) -> list[str]:
+        return [field_label(p, self.field_labels) for p in self.evaluation_params]
+
+
+def comparisons(details: dict[str, Any]) -> list[Comparison]:
+    """The (a, b, preference for a) of every pair an arena result's ``details`` holds."""
+    return [(p["a"], p["b"], float(p["preference"])) for p in details.get("pairs", [])]
+
+
+def arena_summary(results: list[MetricResult]) -> dict[str, Any]:
+    """Over the scored results: each pair's mean preference and P(first), and the Bradley–Terry ranking.
+
+    A ranking that cannot be fitted (contestants never compared with the rest) is
+    reported as ``ranking_error``; the pairs still are.
+    """
+    scored = [r for r in results if not r.errored and r.details.get("pairs")]
+    names: list[str] = []
+    for result in scored:
+        names += [n for n in result.details["contestants"] if n not in names]
+    if not scored:
+        return {}
+    pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for result in scored:
+        for pair in result.details["pairs"]:
+            pairs.setdefault((pair["a"], pair["b"]), []).append(pair)
+    summary: dict[str, Any] = {
+        "cases": len(scored),
+        "mean_p_first": statistics.fmean(p for r in scored for pair in r.details["pairs"] for p in pair["p_first"]),
+        "pairs": [
+            {"a": a, "b": b, "cases": len(found),
+             "preference": statistics.fmean(p["preference"] for p in found),
+             "p_first": [statistics.fmean(p["p_first"][0] for p in found),
+                         statistics.fmean(p["p_first"][1] for p in found)]}
+            for (a, b), found in pairs.items()
+        ],
+    }
+    try:
+        summary.update(_ranking(names, [c for r in scored for c in comparisons(r.details)]))
+    except ValueError as err:
+        summary["ranking_error"] = str(err)
+    return summary
+
+
+def _ranking(names: list[str], found: list[Comparison]) -> dict[str, Any]:
+    ranking = rank(names, found)
+    return {"ranking": [asdict(s) for s in ranking.standings], "smoothing": ranking.smoothing}
+
+
+def _summary(pair: dict[str, Any], mean_p_first: float, contestants: int) -> str:
+    first, second = pair["p_first"]
+    text = (
+        f"{pair['a']} preferred to {pair['b']} with probability {pair['preference']:.2f} "
+        f"(P(first) {first:.2f} with {pair['a']} first, {second:.2f} with {pair['b']} first)"
+    )
+    if contestants > 2:
+        text += f"; {contestants} contestants, mean P(first) {mean_p_first:.2f} over every pair"
+    return text + "."

@@ -1,0 +1,89 @@
+"""What the conversational metrics share: the transcript, its place at the start of every prompt, verdicts.
+
+Every conversational metric's first prompt starts with the same text: one system
+message, then a user message opening with ``Conversation:`` and the transcript
+(``prompts/conversation/transcript.txt``: every turn's role and content, and the
+retrieval context and tool calls of assistant turns). Only after it comes what
+the metric asks. :meth:`ConversationalMetric.prompt_start` is that first prompt,
+so a run (:mod:`localeval.schedule`) puts the metrics of one conversation next to
+each other, and a judge that keeps its last prompt's state (llama.cpp in-process,
+the prefix cache of llama.cpp's server and Ollama) reads the transcript once for
+all of them, not once per metric.
+
+Turns are numbered from 1, as a reader counts them, in the prompts and in the
+evidence: ``details["verdicts"] = [{"turn": 2, "verdict": ...}]`` is about
+``turns[1]`` (the dataset's error messages name fields by index: ``turns[1].role``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from localeval.backends.base import Backend
+from localeval.case import ConversationalTestCase
+from localeval.errors import PromptError
+from localeval.metrics.items import judge_verdicts, tally
+from localeval.metrics.judged import Exchange, JudgedMetric, ask
+from localeval.prompts import RenderedPrompt, load_prompt
+
+#: The turn fields a transcript shows besides role and content, unless a metric says otherwise.
+TURN_EXTRAS: tuple[str, ...] = ("retrieval_context", "tools_called")
+
+
+def transcript(case: ConversationalTestCase, shown: Iterable[str] = TURN_EXTRAS) -> str:
+    """The conversation as every conversational prompt shows it; ``shown``: the assistant turns' extra fields."""
+    prompt = load_prompt("conversation/transcript").render(turns=case.turns, shown=tuple(shown))
+    return "\n".join(m.content for m in prompt.messages).strip()
+
+
+def prompt_text(prompt: RenderedPrompt) -> str:
+    """A prompt's messages as one text, for ordering calls by their start."""
+    return "\n".join(m.content for m in prompt.messages)
+
+
+def turn_verdicts(indices: Sequence[int], verdicts: Sequence[str]) -> list[dict[str, Any]]:
+    """Per-turn evidence: each judged turn's number (its index in ``turns`` + 1) and its verdict."""
+    return [{"turn": i + 1, "verdict": v} for i, v in zip(indices, verdicts)]
+
+
+class ConversationalMetric(JudgedMetric):
+    """Base of the judged metrics on conversations. Subclasses implement ``first_prompt`` and ``judge_case``."""
+
+    case_type = ConversationalTestCase
+
+    def first_prompt(self, case: ConversationalTestCase) -> RenderedPrompt:
+        """The first prompt this metric sends about ``case``; it starts with the shared transcript block."""
+        raise NotImplementedError
+
+    def prompt_start(self, case: Any) -> str:
+        """The first prompt itself: the transcript opens it, so the calls about one conversation sort together."""
+        try:
+            return prompt_text(self.first_prompt(case))
+        except PromptError:
+            return super().prompt_start(case)  # a broken prompt file: the run reports it when it measures the case
+
+    def render(self, step: str, override: Path | None, case: ConversationalTestCase, **variables: Any) -> RenderedPrompt:
+        """This metric's prompt for ``step`` (or the user's file instead), given the transcript and ``variables``."""
+        return load_prompt(f"{self.prompt_folder}/{step}", override).render(transcript=transcript(case), **variables)
+
+
+def per_turn_verdicts(
+    judge: Backend, prompt: RenderedPrompt, indices: Sequence[int], choices: Sequence[str]
+) -> tuple[list[dict[str, Any]], dict[str, int], Exchange]:
+    """One verdict per turn in ``indices`` from one request: the evidence, the counts, and the call."""
+    verdicts, asked = judge_verdicts(judge, prompt, len(indices), choices)
+    return turn_verdicts(indices, verdicts), tally(verdicts, choices), asked
+
+
+def one_verdict(judge: Backend, prompt: RenderedPrompt, choices: Sequence[str]) -> tuple[str, Exchange]:
+    """A single verdict, one of ``choices``: ``{"verdict": ...}``."""
+    schema = {
+        "type": "object",
+        "properties": {"verdict": {"type": "string", "enum": list(choices)}},
+        "required": ["verdict"],
+        "additionalProperties": False,
+    }
+    reply = ask(judge, prompt, schema, 32)
+    return str(reply.value["verdict"]), Exchange(prompt, reply.text)

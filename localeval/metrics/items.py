@@ -1,0 +1,165 @@
+"""Metrics that judge a list of items one by one: extracted lists, verdict lists, bounded schemas.
+
+The RAG metrics (claims, statements, retrieved nodes), summarization (claims,
+questions), the safety metrics (opinions, statements) and prompt alignment
+(instructions) all ask a judge the same two things, through
+:class:`~localeval.backends.base.JsonRequest` and ``judge.generate_json``, which
+validates the reply against the schema and refuses a cut-off one. The schemas
+are built so that a small model cannot go wrong in the ways deepeval's users
+report:
+
+* a verdict list has exactly as many entries as there are items judged
+  (``minItems == maxItems == N``), each one of the metric's enum values, so a
+  length mismatch or a "yes." cannot reach the arithmetic;
+* an extracted list (statements, claims, truths, opinions, questions) has at
+  most a few items of at most :data:`MAX_CHARS` characters, so a model that
+  starts repeating itself has to stop, and ``max_tokens`` leaves room for the
+  longest reply the schema allows at two characters a token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from localeval.backends.base import Backend
+from localeval.case import TestCase
+from localeval.errors import BackendError, MetricInputError
+from localeval.metrics.judged import Exchange, JudgedMetric, ask
+from localeval.metrics.sentences import split_sentences
+from localeval.prompts import RenderedPrompt, load_prompt
+
+#: The longest statement, claim, truth, opinion or question the judge may write.
+MAX_CHARS = 200
+#: What an output is judged by: its sentences, split by rules, or a list the judge writes first.
+ItemSource = Literal["sentences", "extracted"]
+
+
+class Listed(NamedTuple):
+    """Items to judge: the distinct ones, how many blanks or repeats were dropped, and the call
+    that listed them (None: split by rules, no call)."""
+
+    items: list[str]
+    dropped: int
+    exchange: Exchange | None
+
+
+def verdicts_schema(count: int, choices: Sequence[str]) -> dict[str, Any]:
+    """``{"verdicts": [...]}``: exactly ``count`` verdicts, each one of ``choices``."""
+    return {
+        "type": "object",
+        "properties": {
+            "verdicts": {
+                "type": "array",
+                "items": {"type": "string", "enum": list(choices)},
+                "minItems": count,
+                "maxItems": count,
+            }
+        },
+        "required": ["verdicts"],
+        "additionalProperties": False,
+    }
+
+
+def items_schema(key: str, max_items: int, max_chars: int = MAX_CHARS, min_items: int = 1) -> dict[str, Any]:
+    """``{key: [...]}``: ``min_items`` to ``max_items`` non-empty strings of at most ``max_chars``."""
+    return {
+        "type": "object",
+        "properties": {
+            key: {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "maxLength": max_chars},
+                "minItems": min_items,
+                "maxItems": max_items,
+            }
+        },
+        "required": [key],
+        "additionalProperties": False,
+    }
+
+
+def verdicts_tokens(count: int) -> int:
+    """Room for ``count`` verdicts with the separators a small model likes to write."""
+    return 32 + 12 * count
+
+
+def items_tokens(max_items: int, max_chars: int = MAX_CHARS) -> int:
+    """Room for ``max_items`` strings of ``max_chars`` at two characters a token."""
+    return 32 + max_items * (max_chars // 2 + 8)
+
+
+def extract(judge: Backend, prompt: RenderedPrompt, key: str, max_items: int, min_items: int = 1) -> Listed:
+    """The distinct strings the judge lists under ``key``, stripped; how many it dropped; the call.
+
+    Blank strings and repeats are dropped, not judged: a small model that loops
+    would otherwise weigh one statement many times. With ``min_items = 1`` (the
+    default) a list of only blank strings is an error; ``min_items = 0`` lets the
+    judge say there is nothing to list (an output without opinions).
+    """
+    reply = ask(judge, prompt, items_schema(key, max_items, min_items=min_items), items_tokens(max_items))
+    written = [s.strip() for s in reply.value[key] if s.strip()]
+    if not written and min_items > 0:
+        raise BackendError(f"the judge listed no {key}, only blank strings")
+    items = list(dict.fromkeys(written))
+    return Listed(items, len(reply.value[key]) - len(items), Exchange(prompt, reply.text))
+
+
+def judge_verdicts(
+    judge: Backend, prompt: RenderedPrompt, count: int, choices: Sequence[str]
+) -> tuple[list[str], Exchange]:
+    """One verdict per item judged, in the items' order, each one of ``choices``; and the call, which
+    the reason continues."""
+    reply = ask(judge, prompt, verdicts_schema(count, choices), verdicts_tokens(count))
+    return list(reply.value["verdicts"]), Exchange(prompt, reply.text)
+
+
+def tally(verdicts: Sequence[str], choices: Sequence[str]) -> dict[str, int]:
+    """How many of each verdict, every choice listed (zeros included)."""
+    return {c: sum(1 for v in verdicts if v == c) for c in choices}
+
+
+def share(verdicts: Sequence[str], counted: str, empty: float) -> float:
+    """The share of ``verdicts`` equal to ``counted``; ``empty`` when there are none."""
+    return sum(1 for v in verdicts if v == counted) / len(verdicts) if verdicts else empty
+
+
+class ItemsMetric(JudgedMetric):
+    """Base of judged metrics that list items and judge each (see the module's docstring).
+
+    Subclasses set ``kind``, ``prompt_folder`` and implement ``judge_case``; this
+    base gives them their prompts by step and the items of an output.
+    """
+
+    def output_items(
+        self,
+        case: TestCase,
+        judge: Backend,
+        source: ItemSource,
+        step: str,
+        override: Path | None,
+        max_items: int,
+        min_items: int = 1,
+    ) -> Listed:
+        """The distinct items the output is judged by, and how many blanks or repeats were dropped.
+
+        ``source = "sentences"``: the output's sentences, split by rules, nothing
+        generated. ``"extracted"``: what the judge lists under ``step`` (e.g.
+        "claims") with that step's prompt, ``min_items`` to ``max_items``.
+        """
+        if source == "extracted":
+            prompt = self.render(step, override, actual_output=case.actual_output, max_items=max_items)
+            return extract(judge, prompt, step, max_items, min_items)
+        written = split_sentences(case.actual_output or "")
+        if not written:
+            raise MetricInputError(self.display_name, "actual_output", "the output has no sentence to judge")
+        items = list(dict.fromkeys(written))
+        return Listed(items, len(written) - len(items), None)
+
+    def render(self, step: str, override: Path | None, **variables: Any) -> RenderedPrompt:
+        """This metric's prompt for ``step`` (e.g. "verdicts"), or the user's file instead."""
+        return load_prompt(self.prompt_name(step), override).render(**variables)
+
+    def prompt_name(self, step: str) -> str:
+        """The shipped prompt of ``step``: ``prompts/<prompt_folder>/<step>.txt``, unless the step is shared."""
+        return f"{self.prompt_folder}/{step}"

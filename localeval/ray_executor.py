@@ -1,0 +1,270 @@
+"""Measuring a run's tasks on a Ray cluster: ``localeval run --executor ray``.
+
+Needs the extra: ``pip install 'localeval[ray]'``. Ray is imported when a run
+uses this executor, never at import (``tests/test_import.py``).
+
+How a run goes (docs/scale.md has the commands and the measurements):
+
+- Each Ray **actor** (:class:`JudgeWorker`) loads its own judges from the run's
+  judge tables (:class:`JudgeRecipe`: the same config the driver loaded its
+  judges from; the llama.cpp model is read from the worker node's model folder,
+  an HTTP backend's server is asked from there) and its own cache, in the
+  node's cache folder. Before any task the driver checks that every actor's
+  judges have the driver's fingerprints (same model file, same settings).
+- The cases and the prepared metrics go to the object store once; a task is two
+  numbers (case, metric) and its result, a :class:`MetricFinished`, comes back.
+- The planned tasks are cut into contiguous **groups** of the prefix order
+  (:func:`localeval.schedule.groups`); a group goes whole to one actor, whose
+  calls then share their prompt prefixes as in a local run. An actor takes its
+  next group when it has finished sending the last one: the balance comes from
+  the actors, the driver only keeps each one a few tasks ahead.
+- Results stream back with ``ray.wait``; only the driver writes the journal and
+  emits events, so ``--resume`` works as with the local executor.
+- A worker that dies is restarted and its unfinished tasks retried by Ray
+  (``max_restarts``, ``max_task_retries``); finished results are already on the
+  driver and in the journal.
+
+Air-gapped: Ray's usage statistics are off (``RAY_USAGE_STATS_ENABLED=0`` unless
+the environment sets it); a local runtime that this module starts listens on
+127.0.0.1 only (:func:`import_ray`) and starts no dashboard.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+from collections import deque
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rich.console import Console
+
+from localeval.backends.base import Fingerprint
+from localeval.backends.options import BackendOptions
+from localeval.case import Case
+from localeval.config import CacheConfig
+from localeval.errors import ConfigError, LocalevalError
+from localeval.events import Events, MetricFinished, MetricStarted
+from localeval.execution import Record, Work
+from localeval.judge import load_judges
+from localeval.panel import JudgePanel
+from localeval.paths import Paths
+from localeval.plugins import load_plugins
+from localeval.results import JudgeUsage
+from localeval.schedule import Task, groups
+
+#: The most tasks in one group: big enough that a group's first, cold prompt is a small
+#: share of its work, small enough that the last groups of a run keep every actor busy.
+MAX_GROUP = 64
+LOOPBACK = ("127.0.0.1", "::1")
+
+
+class ExecutorError(LocalevalError):
+    """The executor could not go on (Ray missing, a worker that cannot start or keeps dying)."""
+
+
+@dataclass(frozen=True)
+class JudgeRecipe:
+    """How a worker loads the same judges as the driver: the run's judge tables, its cache
+    settings, and the plugins its metrics and backends come from."""
+
+    tables: Mapping[str | None, BackendOptions]
+    cache: CacheConfig
+    plugins: tuple[str, ...] = ()
+    plugin_base: Path = field(default_factory=Path.cwd)  #: where relative plugin files are
+
+    def cpus(self) -> int:
+        """CPUs one worker uses: the most threads a judge table asks (1 for HTTP judges)."""
+        return max((getattr(table, "n_threads", 1) or 1 for table in self.tables.values()), default=1)
+
+
+class JudgeWorker:
+    """A Ray actor's state: its own judges, the cases and the prepared metrics (made remote at run time)."""
+
+    def __init__(self, recipe: JudgeRecipe, shared: list[Any]) -> None:
+        # ``shared``: the object store's references to the cases and the pickled metrics, in a
+        # list so that Ray passes the references (the driver keeps them alive for restarts).
+        import ray
+
+        cases: list[Case]
+        cases, metrics = ray.get(shared)
+        # The metrics come pickled so that their plugin modules are imported first.
+        load_plugins(recipe.plugins, recipe.plugin_base, "plugins")
+        prepared = pickle.loads(metrics)  # noqa: S301 -- the driver's own metrics, through Ray
+        self._stack = ExitStack()  # open for the actor's life: ray.kill ends the process, and the judges with it
+        judge, judges = load_judges(recipe.tables, recipe.cache, Paths.from_environ(os.environ), os.environ,
+                                    self._stack, Console(stderr=True, quiet=True))
+        self._work = Work(cases, prepared, JudgePanel.of(prepared, judge, judges), Events())
+
+    def fingerprints(self) -> dict[str | None, Fingerprint]:
+        """The fingerprint of each of this worker's judges, by name (None: the default judge)."""
+        return {name: judge.fingerprint for name, judge in self._work.panel.judges.items()}
+
+    def measure(self, task: Task) -> MetricFinished:
+        return self._work.measure(task)
+
+
+@dataclass(frozen=True)
+class RayExecutor:
+    """Measures tasks on Ray actors; see the module's docstring.
+
+    ``address``: a running cluster (``ray://host:10001``, ``host:6379``, ``auto``);
+    None starts a local runtime on 127.0.0.1 for the run. ``workers``: actors
+    (None: as many as the cluster's CPUs hold at :meth:`JudgeRecipe.cpus` each).
+    """
+
+    recipe: JudgeRecipe
+    address: str | None = None
+    workers: int | None = None
+    max_restarts: int = 3  #: per actor; its unfinished tasks are retried as often
+
+    def execute(self, tasks: Sequence[Task], work: Work, record: Record) -> JudgeUsage:
+        ray = import_ray(local=self.address is None)
+        connected = connect(ray, self.address)
+        actors: list[Any] = []
+        try:
+            parallel = max((j.capabilities.parallel_requests for j in work.panel.judges.values()), default=1)
+            # Held until the run ends: a restarted actor reads them again.
+            shared = [ray.put(list(work.cases)), ray.put(pickle.dumps(list(work.metrics)))]
+            actors = self._start(ray, work, parallel, shared)
+            size = max(1, min(MAX_GROUP, -(-len(tasks) // (4 * len(actors)))))  # >= 4 groups per actor
+            stream = _Stream(ray, actors, deque(groups(tasks, size)), 2 * parallel, work)
+            return stream.run(record)
+        finally:
+            for actor in actors:
+                ray.kill(actor)
+            if connected:
+                ray.shutdown()
+
+    def _start(self, ray: ModuleType, work: Work, parallel: int, shared: list[Any]) -> list[Any]:
+        """The actors (each serving ``parallel`` calls at once), their judges loaded and checked
+        against the driver's."""
+        cpus = self.recipe.cpus()
+        count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1) // cpus))
+        remote = ray.remote(num_cpus=cpus, max_restarts=self.max_restarts, max_task_retries=self.max_restarts,
+                            max_concurrency=parallel)(JudgeWorker)
+        actors = [remote.remote(self.recipe, shared) for _ in range(count)]
+        expected = {name: judge.fingerprint for name, judge in work.panel.judges.items()}
+        try:
+            found = ray.get([actor.fingerprints.remote() for actor in actors])
+        except ray.exceptions.RayError as err:
+            raise ExecutorError(f"a Ray worker could not load its judges: {_cause(err)}") from err
+        for fingerprints in found:
+            if fingerprints != expected:
+                raise ConfigError(_mismatch(expected, fingerprints))
+        return actors
+
+
+class _Stream:
+    """Keeps each actor a few tasks ahead, group by group, and records results as they come back."""
+
+    def __init__(self, ray: ModuleType, actors: list[Any], pending: deque[list[Task]], ahead: int,
+                 work: Work) -> None:
+        self.ray, self.actors, self.pending, self.ahead, self.work = ray, actors, pending, ahead, work
+        self.queues: list[deque[Task]] = [deque() for _ in actors]  # the rest of each actor's group
+        self.in_flight = [0] * len(actors)
+        self.running: dict[Any, int] = {}  # ObjectRef -> actor index
+        self.stopped = False
+
+    def run(self, record: Record) -> JudgeUsage:
+        used = JudgeUsage()
+        for index in range(len(self.actors)):
+            self._feed(index)
+        while self.running:
+            [ref], _ = self.ray.wait(list(self.running), num_returns=1)
+            index = self.running.pop(ref)
+            self.in_flight[index] -= 1
+            try:
+                finished: MetricFinished = self.ray.get(ref)
+            except self.ray.exceptions.RayError as err:
+                raise ExecutorError(f"a Ray worker failed beyond its retries: {_cause(err)}; the results "
+                                    "that finished are in the journal (--resume finishes the run)") from err
+            used += finished.result.usage or JudgeUsage()
+            self.stopped = record(finished) or self.stopped
+            self._feed(index)
+        return used
+
+    def _feed(self, index: int) -> None:
+        """Send actor ``index`` tasks until it has ``ahead`` in flight: its group's, then the next group's."""
+        queue = self.queues[index]
+        while not self.stopped and self.in_flight[index] < self.ahead:
+            if not queue:
+                if not self.pending:
+                    return
+                queue.extend(self.pending.popleft())
+            task = queue.popleft()
+            self.running[self.actors[index].measure.remote(task)] = index
+            self.in_flight[index] += 1
+            self.work.events.emit(MetricStarted(task.case, self.work.metrics[task.metric].display_name))
+
+
+def import_ray(local: bool) -> ModuleType:
+    """The ray module, its usage statistics off; a one-line error naming the extra when it is missing.
+
+    ``local``: for a runtime started here, whose every server must listen on
+    127.0.0.1 only. Ray binds its servers to the node's address, which on Linux is
+    the machine's network address even when asked for 127.0.0.1, unless
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` (a single-machine node: loopback
+    only); Ray reads that when it is imported, so it is set first.
+    """
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # read by ray.init and what it starts
+    if local:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray
+    except ImportError as err:
+        raise ExecutorError("--executor ray needs Ray: pip install 'localeval[ray]'") from err
+    return ray
+
+
+def connect(ray: ModuleType, address: str | None) -> bool:
+    """Connect to the cluster at ``address``, or start a local runtime on 127.0.0.1 (None);
+    False when this process was already connected (the caller's runtime: left alone)."""
+    if ray.is_initialized():
+        return False
+    if address is not None:
+        ray.init(address=address, log_to_driver=False)
+        return True
+    node = ray.util.get_node_ip_address()
+    if node not in LOOPBACK:  # ray was imported before import_ray could make it single-machine
+        raise ExecutorError(f"a local Ray runtime would listen on {node}, not 127.0.0.1: set "
+                            "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 before ray is imported, or give --ray-address")
+    ray.init(address="local", _node_ip_address=node, include_dashboard=False, log_to_driver=False,
+             _temp_dir=local_temp_dir())
+    return True
+
+
+#: A Unix socket's path may not exceed 107 bytes, and a local runtime's sockets lie at
+#: ``<temp dir>/session_<date>_<time>_<pid>/sockets/plasma_store`` (about 70 bytes after the temp dir).
+_MAX_TEMP_DIR = 36
+
+
+def local_temp_dir() -> str:
+    """Where a local Ray runtime keeps its sessions: Ray's default (``$TMPDIR/ray``) when its socket
+    paths fit, else a folder of this user's in /tmp (a long TMPDIR, as CI machines set, would make
+    Ray fail to start with 'AF_UNIX path length cannot exceed 107 bytes')."""
+    default = os.path.join(tempfile.gettempdir(), "ray")
+    return default if len(default) <= _MAX_TEMP_DIR else f"/tmp/ray-{os.getuid()}"  # noqa: S108 -- short on purpose
+
+
+def _cause(err: Exception) -> str:
+    """The first line of what went wrong on the worker (Ray's message wraps it in a traceback)."""
+    cause = getattr(err, "cause", None)
+    if isinstance(cause, BaseException):
+        return f"{type(cause).__name__}: {cause}".splitlines()[0]
+    lines = [line for line in str(err).splitlines() if line.strip()]
+    return lines[-1] if lines else type(err).__name__
+
+
+def _mismatch(expected: dict[str | None, Fingerprint], found: dict[str | None, Fingerprint]) -> str:
+    for name, fingerprint in expected.items():
+        if found.get(name) != fingerprint:
+            which = "the default judge" if name is None else f"judge {name!r}"
+            return (f"{which} of a Ray worker is not the driver's ({found.get(name)} != {fingerprint}): "
+                    "every node needs the same model file and settings")
+    return "a Ray worker has other judges than the driver"

@@ -1,0 +1,49 @@
+"""The quality filter: G-Eval scores each input against its context; below the threshold it is dropped.
+
+This is G-Eval itself (:mod:`localeval.metrics.geval`), not a copy: the criteria
+become evaluation steps once per run, and each input's score is the
+probability-weighted expected score read from log-probabilities (or, with
+``allow_fallback``, from seeded samples: recorded in each golden's metadata).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from localeval.backends.base import Backend
+from localeval.case import TestCase
+from localeval.metrics.geval import GEval
+from localeval.results import MetricResult
+from localeval.synthesizer.contexts import Context
+from localeval.synthesizer.options import SynthesizerOptions
+
+
+def quality_metric(options: SynthesizerOptions) -> GEval:
+    """The G-Eval that judges an input's quality from the input and its context."""
+    return GEval(
+        name="input quality",
+        criteria=options.quality_criteria,
+        evaluation_params=("input", "context"),
+        threshold=options.quality_threshold,
+        scoring=options.quality_scoring,
+        allow_fallback=options.allow_fallback,
+        seed=options.seed,
+        include_reason=False,  # a filter needs the score only; a reason would double the calls
+    )
+
+
+def score_input(metric: GEval, judge: Backend, text: str, context: Context) -> MetricResult:
+    """``metric``'s result for input ``text`` with ``context``: a score, or an error saying why not."""
+    return metric.measure(TestCase(input=text, context=context.texts), judge)
+
+
+def quality_record(result: MetricResult) -> dict[str, Any]:
+    """What a golden's metadata keeps of its quality score."""
+    details = result.details
+    record: dict[str, Any] = {
+        "score": result.score, "raw_score": result.raw_score, "score_range": details.get("score_range"),
+        "threshold": result.threshold, "method": details.get("method"),
+    }
+    if "fallback" in details:
+        record["fallback"] = details["fallback"]
+    return record

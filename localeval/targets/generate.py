@@ -1,0 +1,122 @@
+"""Generation: a target writes ``actual_output`` for every golden that lacks it, once.
+
+Each output (or the error that stopped it) is a :class:`Generation`, handed to
+``record`` as soon as it exists: a run journals it, so a resumed run never
+generates twice. A failure for one golden (the server timed out, the prompt does
+not fit) is that golden's error; the others go on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+from localeval.backends.base import Backend, Message, TextBackend
+from localeval.cache import CachedBackend
+from localeval.case import Case, TestCase
+from localeval.dataset import Dataset
+from localeval.errors import BackendError, ConfigError
+from localeval.results import JudgeUsage, TargetRecord
+from localeval.targets.options import TargetOptions
+from localeval.targets.template import PromptTemplate, render_all
+
+
+class Generation(BaseModel):
+    """What the target wrote for one golden, or why it could not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    output: str | None = None
+    error: str | None = None
+    finish_reason: str | None = None
+    duration_s: float = 0.0
+
+
+@dataclass
+class Outputs:
+    """The dataset with the generated outputs in place, the cases the target failed, and the record."""
+
+    dataset: Dataset
+    failed: dict[int, str]
+    record: TargetRecord
+
+
+def needing_output(dataset: Dataset) -> list[int]:
+    """The indexes of the single-turn cases without an ``actual_output`` (goldens); conversations
+    have their turns already."""
+    return [i for i, case in enumerate(dataset.cases) if isinstance(case, TestCase) and case.actual_output is None]
+
+
+def planned(dataset: Dataset, todo: list[int]) -> Dataset:
+    """``dataset`` as it will be once generated: a stand-in output where one will be, so metrics'
+    input checks run before any model call."""
+    cases: list[Case] = [c.model_copy(update={"actual_output": "<generated>"}) if i in set(todo) else c
+                         for i, c in enumerate(dataset.cases)]
+    return Dataset(cases, dataset.locations, dataset.source)
+
+
+def generate_outputs(
+    dataset: Dataset,
+    options: TargetOptions,
+    template: PromptTemplate,
+    target: Backend,
+    *,
+    done: Mapping[int, Generation] | None = None,
+    record: Callable[[int, Generation], None] = lambda index, generation: None,
+    progress: Callable[[int, int], None] = lambda finished, total: None,
+) -> Outputs:
+    """Fill every missing ``actual_output``; ``done`` holds generations already journaled.
+
+    Every prompt is rendered first (a missing field raises before any model call).
+    """
+    todo = needing_output(dataset)
+    prompts = render_all(template, dataset, todo)
+    if not isinstance(target, TextBackend) or not target.capabilities.text:
+        raise ConfigError(f"target {options.name!r}: the {target.fingerprint.kind} backend does not generate free text")
+    done = dict(done or {})
+    resumed = sum(1 for i in todo if i in done)
+    before = _usage(target)
+    start = time.perf_counter()
+    for count, index in enumerate(todo, start=1):
+        if index not in done:
+            done[index] = _generate(target, options, prompts[index])
+            record(index, done[index])
+        progress(count, len(todo))
+    after = _usage(target)
+    failed = {i: f"the target failed: {done[i].error}" for i in todo if done[i].error is not None}
+    cases: list[Case] = [_filled(case, done.get(i)) for i, case in enumerate(dataset.cases)]
+    return Outputs(
+        dataset=Dataset(cases, dataset.locations, dataset.source),
+        failed=failed,
+        record=TargetRecord(
+            name=options.name, fingerprint=target.fingerprint, template_sha256=template.sha256,
+            settings={"temperature": options.temperature, "max_tokens": options.max_tokens,
+                      "seed": options.seed, "stop": options.stop},
+            generated=len(todo) - resumed - len(failed), resumed=resumed, errored=len(failed),
+            given=len(dataset) - len(todo), duration_s=time.perf_counter() - start,
+            usage=after - before if after is not None and before is not None else None,
+            errors={i: done[i].error or "" for i in failed},
+        ),
+    )
+
+
+def _generate(target: TextBackend, options: TargetOptions, messages: tuple[Message, ...]) -> Generation:
+    start = time.perf_counter()
+    try:
+        reply = target.generate_text(options.request(messages))
+    except BackendError as err:
+        return Generation(error=str(err), duration_s=time.perf_counter() - start)
+    return Generation(output=reply.text, finish_reason=reply.finish_reason, duration_s=time.perf_counter() - start)
+
+
+def _filled(case: Case, generation: Generation | None) -> Case:
+    if not isinstance(case, TestCase) or generation is None or generation.output is None:
+        return case
+    return case.model_copy(update={"actual_output": generation.output})
+
+
+def _usage(target: Backend) -> JudgeUsage | None:
+    return target.stats.usage() if isinstance(target, CachedBackend) else None

@@ -1,0 +1,216 @@
+"""The five conversational metrics against a scripted judge: the exact requests, prompts and scores."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from localeval.backends.base import Capabilities, DistributionRequest, JsonRequest
+from localeval.case import ConversationalTestCase
+from localeval.errors import ConfigError
+from localeval.metrics import build_metric
+from localeval.metrics.conversational import CONVERSATIONAL_METRICS, transcript
+from localeval.metrics.items import verdicts_schema
+from localeval.metrics.judged import REASON_SCHEMA
+from localeval.schedule import plan
+from localeval.testing import ScriptedJudge
+
+CASE = ConversationalTestCase.model_validate({
+    "turns": [
+        {"role": "user", "content": "Hi, I'm Ana and I'm vegetarian."},
+        {"role": "assistant", "content": "Hello Ana! How can I help?"},
+        {"role": "user", "content": "Suggest a dinner, and tell me the weather."},
+        {"role": "assistant", "content": "Try a steak.", "tools_called": [{"name": "recipes", "input_parameters": {"q": "dinner"}}],
+         "retrieval_context": ["Steak recipe."]},
+        {"role": "user", "content": "Thanks."},
+        {"role": "assistant", "content": "The stock market rose today."},
+    ],
+    "chatbot_role": "a cooking assistant",
+    "scenario": "planning dinner",
+    "expected_outcome": "a vegetarian dinner idea",
+})
+SYSTEM = "You judge conversations between a user and an AI assistant, using only what the conversation shows."
+TRANSCRIPT = """Turn 1, user:
+Hi, I'm Ana and I'm vegetarian.
+
+Turn 2, assistant:
+Hello Ana! How can I help?
+
+Turn 3, user:
+Suggest a dinner, and tell me the weather.
+
+Turn 4, assistant:
+Try a steak.
+(Retrieved for this turn:
+- Steak recipe.
+)
+(Tools called for this turn:
+- recipes {"q": "dinner"}
+)
+
+Turn 5, user:
+Thanks.
+
+Turn 6, assistant:
+The stock market rose today."""
+OPENING = f"Conversation:\n{TRANSCRIPT}\n"
+
+
+def json_requests(judge: ScriptedJudge) -> list[JsonRequest]:
+    return [r for r in judge.requests if isinstance(r, JsonRequest)]
+
+
+def test_the_transcript_shows_every_turn_and_the_assistant_turns_extras() -> None:
+    assert transcript(CASE) == TRANSCRIPT
+    assert "Retrieved" not in transcript(CASE, shown=("tools_called",))
+
+
+def test_knowledge_retention_scores_kept_turns_and_keeps_each_turns_verdict() -> None:
+    judge = ScriptedJudge([{"verdicts": ["kept", "contradicted", "forgot"]}, {"reason": "Steak contradicts vegetarian."}])
+    result = build_metric("knowledge_retention").measure(CASE, judge)
+    assert result.score == pytest.approx(1 / 3) and result.passed is False
+    assert result.details["verdicts"] == [
+        {"turn": 2, "verdict": "kept"}, {"turn": 4, "verdict": "contradicted"}, {"turn": 6, "verdict": "forgot"}]
+    assert result.details["counts"] == {"kept": 1, "forgot": 1, "contradicted": 1}
+    verdicts, reason = json_requests(judge)
+    assert verdicts.json_schema == verdicts_schema(3, ["kept", "forgot", "contradicted"])
+    assert [m.role for m in verdicts.messages] == ["system", "user"] and verdicts.messages[0].content == SYSTEM
+    assert verdicts.messages[1].content.startswith(OPENING + "---\nTask: check whether the assistant remembers")
+    assert "For each of the assistant's turns 2, 4, 6, give one verdict" in verdicts.messages[1].content
+    # The reason is a follow-up turn of the verdicts call: same conversation, then the question.
+    assert reason.messages[:2] == verdicts.messages and reason.json_schema == REASON_SCHEMA
+    assert reason.messages[2].content == '{"verdicts": ["kept", "contradicted", "forgot"]}'
+    assert reason.messages[3].content.startswith("Your verdicts, turn by turn: turn 2: kept; turn 4: contradicted; turn 6: forgot.")
+    assert result.reason == "Steak contradicts vegetarian."
+
+
+def test_role_adherence_shows_the_role_and_scores_in_role_turns() -> None:
+    judge = ScriptedJudge([{"verdicts": ["in_role", "in_role", "out_of_role"]}])
+    result = build_metric("role_adherence", {"include_reason": False}).measure(CASE, judge)
+    assert result.score == pytest.approx(2 / 3) and result.details["counts"] == {"in_role": 2, "out_of_role": 1}
+    (request,) = json_requests(judge)
+    assert "The assistant's role:\na cooking assistant\n" in request.messages[1].content
+
+
+def test_conversation_completeness_lists_intentions_then_judges_them_in_a_follow_up() -> None:
+    intentions = ["The user wants a dinner idea.", "The user wants the weather.", "The user wants a dinner idea."]
+    judge = ScriptedJudge([{"intentions": intentions}, {"verdicts": ["satisfied", "unsatisfied"]}, {"reason": "No weather."}])
+    result = build_metric("conversation_completeness").measure(CASE, judge)
+    assert result.score == 0.5
+    assert result.details["verdicts"] == [
+        {"intention": "The user wants a dinner idea.", "verdict": "satisfied"},
+        {"intention": "The user wants the weather.", "verdict": "unsatisfied"}]
+    assert result.details["dropped"] == 1
+    listing, verdicts, reason = json_requests(judge)
+    assert listing.messages[1].content.startswith(OPENING + "---\nScenario: planning dinner\nTask: list what the user wanted")
+    assert verdicts.messages[:2] == listing.messages  # the transcript is not sent again as a new prompt
+    assert verdicts.messages[2].content == '{"intentions": ' + str(intentions).replace("'", '"') + "}"
+    assert verdicts.json_schema == verdicts_schema(2, ["satisfied", "unsatisfied"])
+    assert reason.messages[:4] == verdicts.messages
+
+
+def test_turn_relevancy_judges_each_assistant_turn_against_its_window() -> None:
+    judge = ScriptedJudge([{"verdict": "relevant"}, {"verdict": "irrelevant"}])
+    case = CASE.model_copy(update={"turns": [CASE.turns[1], *CASE.turns[2:4], CASE.turns[5]]})  # opens with the assistant
+    result = build_metric("turn_relevancy", {"window_size": 1, "include_reason": False}).measure(case, judge)
+    assert result.score == 0.5
+    assert result.details["verdicts"] == [{"turn": 3, "verdict": "relevant"}, {"turn": 4, "verdict": "irrelevant"}]
+    assert result.details["unjudged"] == [1] and result.details["window_size"] == 1
+    first, second = json_requests(judge)
+    assert "Task: judge turn 3, the assistant's, against the 1 turn just before it (2)," in first.messages[1].content
+    assert "Task: judge turn 4, the assistant's, against the 1 turn just before it (3)," in second.messages[1].content
+    wide = build_metric("turn_relevancy", {"include_reason": False})
+    judge = ScriptedJudge([{"verdict": "relevant"}] * 3)
+    assert wide.measure(CASE, judge).score == 1.0
+    assert "against the 5 turns just before it (1, 2, 3, 4, 5)" in json_requests(judge)[2].messages[1].content
+
+
+def test_turn_relevancy_with_only_an_opening_assistant_turn_is_an_error() -> None:
+    case = ConversationalTestCase.model_validate({"turns": [{"role": "assistant", "content": "Hi!"}]})
+    result = build_metric("turn_relevancy").measure(case, ScriptedJudge())
+    assert result.error is not None and "no assistant turn follows another turn" in result.error
+
+
+LOGPROBS = {"1": math.log(0.1), "2": math.log(0.1), "3": math.log(0.2), "4": math.log(0.4), "5": math.log(0.2)}
+
+
+def test_conversational_geval_weights_scores_by_probability_over_the_transcript() -> None:
+    metric = build_metric("conversational_geval", {
+        "criteria": "The assistant respects the user's diet.", "evaluation_steps": ["Check the diet."],
+        "evaluation_params": ["content", "expected_outcome"], "include_reason": False})
+    judge = ScriptedJudge(logprobs=[LOGPROBS])
+    result = metric.measure(CASE, judge)
+    expected = 0.1 * 1 + 0.1 * 2 + 0.2 * 3 + 0.4 * 4 + 0.2 * 5
+    assert result.raw_score == pytest.approx(expected) and result.score == pytest.approx((expected - 1) / 4)
+    (request,) = judge.requests
+    assert isinstance(request, DistributionRequest) and request.prefill == "Score: "
+    user = request.messages[1].content
+    assert user.startswith("Conversation:\n" + transcript(CASE, shown=()) + "\n\nExpected Outcome:\na vegetarian dinner idea\n\n---\n")
+    assert "Retrieved" not in user and "grade the Conversation and Expected Outcome above" in user
+
+
+def test_conversational_geval_writes_steps_once_and_falls_back_only_when_allowed() -> None:
+    metric = build_metric("conversational_geval", {"criteria": "Polite.", "scoring": "top", "allow_fallback": True,
+                                                  "samples": 2, "include_reason": False})
+    judge = ScriptedJudge([{"steps": ["Read the turns."]}, {"score": 4}, {"score": 2}],
+                          capabilities=Capabilities(json_schema=True, distribution=False, multi_token_candidates=False,
+                                                        max_top_logprobs=None))
+    result = metric.prepare(judge).measure(CASE, judge)
+    assert result.raw_score == 3.0 and result.details["method"] == "sampling"
+    assert result.details["fallback"] == "top -> sampling: the backend gives no log-probabilities"
+    assert result.details["evaluation_steps"] == ["Read the turns."]
+    assert "using only: Conversation" in json_requests(judge)[0].messages[-1].content
+    with pytest.raises(ConfigError, match=r"evaluation_params must name turn fields .* got \[.input.\]$"):
+        build_metric("conversational_geval", {"criteria": "x", "evaluation_params": ["input"]})
+
+
+def test_strict_mode_is_binary_on_every_conversational_metric() -> None:
+    judge = ScriptedJudge([{"verdicts": ["in_role", "in_role", "out_of_role"]}])
+    result = build_metric("role_adherence", {"strict_mode": True, "include_reason": False}).measure(CASE, judge)
+    assert (result.score, result.raw_score, result.threshold) == (0.0, pytest.approx(2 / 3), 1.0)
+
+
+def first_request(kind: str, case: ConversationalTestCase) -> Any:
+    replies: dict[str, list[Any]] = {
+        "knowledge_retention": [{"verdicts": ["kept"] * 3}], "role_adherence": [{"verdicts": ["in_role"] * 3}],
+        "conversation_completeness": [{"intentions": ["x"]}, {"verdicts": ["satisfied"]}],
+        "turn_relevancy": [{"verdict": "relevant"}] * 3}
+    judge = ScriptedJudge(replies.get(kind, []), logprobs=[LOGPROBS])
+    options = {"criteria": "Good.", "evaluation_steps": ["Check."]} if kind == "conversational_geval" else {}
+    metric = build_metric(kind, {**options, "include_reason": False})
+    assert metric.measure(case, judge).error is None
+    return metric, judge.requests[0]
+
+
+def test_every_conversational_metric_opens_with_the_same_transcript_block_and_sorts_by_it() -> None:
+    kinds = [cls.kind for cls in CONVERSATIONAL_METRICS]
+    for kind in kinds:
+        metric, request = first_request(kind, CASE)
+        assert request.messages[0].content == SYSTEM
+        assert request.messages[1].content.startswith(OPENING)
+        assert metric.prompt_start(CASE) == "\n".join(m.content for m in request.messages)
+    other = CASE.model_copy(update={"turns": [CASE.turns[0].model_copy(update={"content": "Hi, I'm Bo."}), *CASE.turns[1:]]})
+    metrics = [build_metric(k, {"criteria": "Good."} if k == "conversational_geval" else {}) for k in kinds]
+    tasks = plan([CASE, other, CASE.model_copy(update={"name": "again"})], metrics)
+    # The calls about one conversation run back to back, whatever the metric; equal conversations next to each other.
+    assert [t.case for t in tasks] == [0, 2] * 5 + [1] * 5 or [t.case for t in tasks] == [1] * 5 + [0, 2] * 5
+
+
+def test_a_composite_of_conversational_metrics_judges_conversations_and_refuses_a_mix() -> None:
+    composite = build_metric("composite", {"aggregate": "mean", "metrics": [
+        {"metric": "knowledge_retention", "include_reason": False}, {"metric": "role_adherence", "include_reason": False}]})
+    judge = ScriptedJudge([{"verdicts": ["kept", "kept", "forgot"]}, {"verdicts": ["in_role"] * 3}])
+    assert composite.measure(CASE, judge).score == pytest.approx((2 / 3 + 1) / 2)
+    with pytest.raises(ConfigError, match="the parts judge different kinds of case"):
+        build_metric("composite", {"metrics": [{"metric": "role_adherence"}, {"metric": "exact_match"}]})
+
+
+def test_a_broken_prompt_file_is_the_cases_error_not_the_runs(tmp_path: Any) -> None:
+    broken = tmp_path / "verdicts.txt"
+    broken.write_text("[[user]]\n{{ nowhere }}\n", encoding="utf-8")
+    metric = build_metric("role_adherence", {"verdicts_prompt": str(broken)})
+    assert metric.prompt_start(CASE) == "role_adherence\na cooking assistant"  # ordering still works
+    result = metric.measure(CASE, ScriptedJudge())
+    assert result.error is not None and result.error.startswith("PromptError: ") and "nowhere" in result.error
