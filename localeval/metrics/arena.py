@@ -38,14 +38,15 @@ from typing import Any, Literal, cast
 
 from pydantic import Field, model_validator
 
-from localeval.backends.base import Backend, DistributionRequest, JsonRequest
+from localeval.backends.base import Backend, JsonRequest
 from localeval.case import CASE_FIELDS, TestCase
-from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
+from localeval.errors import PromptError, SchemaViolation, TruncatedOutput
 from localeval.metrics.base import field_text
 from localeval.metrics.criteria import (
     field_label,
     generate_steps,
     join_labels,
+    read_distribution,
     sampled_mean,
     scoring_method,
 )
@@ -186,16 +187,8 @@ class Arena(JudgedMetric):
         """P(A) for one order, with its evidence: the distribution, or the samples."""
         if method == "sampling":
             return self._sample(prompt, judge)
-        reply = judge.candidate_distribution(
-            DistributionRequest(messages=prompt.messages, prefill=prompt.prefill, candidates=tuple(CANDIDATES))
-        )
-        dist = reply.distribution
-        if dist.covered_mass < self.min_covered_mass:
-            raise BackendError(
-                f"the letters A and B covered {dist.covered_mass:.1%} of the judge's probability at the "
-                f"verdict position (min_covered_mass {self.min_covered_mass:.0%}): the judge was not "
-                "writing a verdict there; check the prompt and the model's chat format"
-            )
+        dist = read_distribution(judge, prompt, CANDIDATES, self.min_covered_mass, what="the letters A and B",
+                                 position="verdict")
         probabilities = {CANDIDATES[c]: p for c, p in dist.probabilities.items()}
         return {"p_first": probabilities["A"], "distribution": probabilities, "covered_mass": dist.covered_mass}
 

@@ -12,13 +12,14 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from localeval.backends.base import Backend, JsonRequest
+from localeval.backends.base import Backend, DistributionRequest, JsonRequest
+from localeval.distribution import CandidateDistribution
 from localeval.errors import BackendError
-from localeval.prompts import load_prompt
+from localeval.prompts import RenderedPrompt, load_prompt
 
 MAX_STEPS = 8
 
@@ -85,3 +86,23 @@ def field_label(field: str, labels: Mapping[str, str]) -> str:
 def join_labels(labels: Sequence[str]) -> str:
     """'Input', 'Input and Context', 'Input, Context and Expected Output'."""
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def read_distribution(judge: Backend, prompt: RenderedPrompt, candidates: Iterable[str], min_covered_mass: float,
+                      *, what: str, position: str) -> CandidateDistribution:
+    """The judge's distribution over ``candidates`` right after the prompt's prefill.
+
+    Below ``min_covered_mass`` the judge was not writing one of them there, and the reading is
+    an error naming ``what`` the candidates are ("the valid scores") and the ``position`` ("score").
+    """
+    reply = judge.candidate_distribution(
+        DistributionRequest(messages=prompt.messages, prefill=prompt.prefill, candidates=tuple(candidates))
+    )
+    dist = reply.distribution
+    if dist.covered_mass < min_covered_mass:
+        raise BackendError(
+            f"{what} covered {dist.covered_mass:.1%} of the judge's probability at the {position} "
+            f"position (min_covered_mass {min_covered_mass:.0%}): the judge was not writing a {position} "
+            "there; check the prompt and the model's chat format"
+        )
+    return dist

@@ -30,10 +30,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localeval.backends.base import Backend, DistributionRequest, JsonRequest
+from localeval.backends.base import Backend, JsonRequest
 from localeval.case import CASE_FIELDS
 from localeval.distribution import scale_to_unit
-from localeval.errors import BackendError, PromptError, SchemaViolation, TruncatedOutput
+from localeval.errors import PromptError, SchemaViolation, TruncatedOutput
 from localeval.metrics.base import field_text
 from localeval.metrics.criteria import (
     MAX_STEPS,
@@ -42,6 +42,7 @@ from localeval.metrics.criteria import (
     field_label,
     generate_steps,
     join_labels,
+    read_distribution,
     sampled_mean,
     scoring_method,
 )
@@ -205,16 +206,8 @@ class GEval(JudgedMetric):
 
     def _distribution(self, prompt: RenderedPrompt, judge: Backend, method: Scoring) -> tuple[float, dict[str, Any]]:
         scores = self._scores()
-        reply = judge.candidate_distribution(
-            DistributionRequest(messages=prompt.messages, prefill=prompt.prefill, candidates=tuple(scores))
-        )
-        dist = reply.distribution
-        if dist.covered_mass < self.min_covered_mass:
-            raise BackendError(
-                f"the valid scores covered {dist.covered_mass:.1%} of the judge's probability at the "
-                f"score position (min_covered_mass {self.min_covered_mass:.0%}): the judge was not "
-                "writing a score there; check the prompt and the model's chat format"
-            )
+        dist = read_distribution(judge, prompt, scores, self.min_covered_mass, what="the valid scores",
+                                 position="score")
         top = most_likely_score(dist.probabilities, scores)
         raw = dist.expected_value(scores) if method == "logprobs" else top
         evidence = {

@@ -7,11 +7,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from localeval.backends.base import Backend, DistributionRequest, JsonRequest
+from localeval.backends.base import Backend, JsonRequest
 from localeval.case import TestCase
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError
 from localeval.metrics.agent.calls import MAX_OUTPUT_CHARS, call_views
+from localeval.metrics.criteria import read_distribution
 from localeval.metrics.geval import most_likely_score
 from localeval.metrics.judged import Exchange, JudgedMetric, Judgement, ask, format_score
 from localeval.prompts import RenderedPrompt, load_prompt
@@ -121,15 +122,8 @@ class TaskCompletion(JudgedMetric):
         return "verdict", "logprobs -> verdict: the backend gives no log-probabilities"
 
     def _distribution(self, judge: Backend, prompt: RenderedPrompt) -> tuple[float, dict[str, Any]]:
-        reply = judge.candidate_distribution(
-            DistributionRequest(messages=prompt.messages, prefill=prompt.prefill, candidates=tuple(SCORES))
-        )
-        dist = reply.distribution
-        if dist.covered_mass < self.min_covered_mass:
-            raise BackendError(
-                f"the scores {LOW}-{HIGH} covered {dist.covered_mass:.1%} of the judge's probability at the score "
-                f"position (min_covered_mass {self.min_covered_mass:.0%}): the judge was not writing a score there"
-            )
+        dist = read_distribution(judge, prompt, SCORES, self.min_covered_mass, what=f"the scores {LOW}-{HIGH}",
+                                 position="score")
         raw = dist.expected_value(SCORES)
         return raw, {"expected_score": raw, "most_likely_score": most_likely_score(dist.probabilities, SCORES),
                      "distribution": dist.probabilities, "covered_mass": dist.covered_mass}
