@@ -214,8 +214,20 @@ def answer_pieces(texts: Iterable[str], remaining: str, first: bool) -> list[tup
     return pieces
 
 
+#: A reply prefix less likely than this is not read further (no forward pass, no request).
+#: Every answer that begins with it has less probability than this, so each prefix left out
+#: lowers ``covered_mass`` by less than PRUNE_BELOW and moves a score (as a fraction of its
+#: range) by less than PRUNE_BELOW / covered_mass. The same rule on every backend: the
+#: numbers agree wherever the distributions read agree.
+PRUNE_BELOW = 1e-9
+#: What a prefix is read for: the text still to write before the answer ends ("" when the
+#: answer must end here), or :data:`NO_DIGIT` after a bare "." (a full stop unless a digit follows).
+Need = str | None
+NO_DIGIT: Need = None
+
+
 def read_whole_answers(
-    candidates: Sequence[str], after: Callable[[str], NextTokens]
+    candidates: Sequence[str], after: Callable[[str], NextTokens], prune_below: float = PRUNE_BELOW
 ) -> dict[str, float]:
     """Each candidate's log-probability of being the whole answer, from next-token distributions.
 
@@ -230,38 +242,48 @@ def read_whole_answers(
 
     One general mechanism for every backend: the in-process backend reads each
     ``after`` from the whole vocabulary, a server from its top alternatives
-    (a continuation request with the prefix appended to the prefill). Prefixes
-    a candidate's probability cannot reach (probability 0) are never asked for.
+    (a continuation request with the prefix appended to the prefill). The
+    prefixes are asked for in *preorder* of their trie, children in text order:
+    each right after its parent or after a sibling's subtree, so a model that
+    keeps the last text it read (llama.cpp's prefix reuse) reads each new prefix
+    as one token on top of its parent, as it does when it generates. Each
+    prefix is asked for once; one with probability 0, or below ``prune_below``
+    (:data:`PRUNE_BELOW`), is not asked for.
     """
-    seen: dict[str, NextTokens] = {}
+    views: dict[str, NextTokens] = {}
+    log_prune = math.log(prune_below) if prune_below > 0.0 else -math.inf
 
-    def at(prefix: str) -> NextTokens:
-        if prefix not in seen:
-            seen[prefix] = after(prefix)
-        return seen[prefix]
-
-    def ends(prefix: str) -> float:
-        view = at(prefix)
-        point = view.class_logprob("point")
-        full_stop = point + at(prefix + ".").class_logprob("no_digit") if point > -math.inf else -math.inf
-        return log_sum_exp([view.class_logprob("ends"), full_stop])
-
-    def whole(prefix: str, remaining: str) -> float:
-        view = at(prefix)
-        terms = []
-        for text, rest in answer_pieces(view.texts(remaining), remaining, first=not prefix):
-            logprob = view.logprob(text)
-            if logprob == -math.inf:
-                continue
-            if rest is None:
-                terms.append(logprob)
-            elif rest:
-                terms.append(logprob + whole(prefix + text, rest))
+    def walk(prefix: str, log_p: float, needs: set[Need]) -> dict[Need, float]:
+        if prefix not in views:
+            views[prefix] = after(prefix)
+        view = views[prefix]
+        terms: dict[Need, list[float]] = {need: [] for need in needs}
+        steps: list[tuple[Need, str, Need]] = []  # (need here, the next token's text, the need after it)
+        for need in needs:
+            if need is NO_DIGIT:
+                terms[need].append(view.class_logprob("no_digit"))
+            elif not need:
+                terms[need].append(view.class_logprob("ends"))
+                steps.append((need, ".", NO_DIGIT))
             else:
-                terms.append(logprob + ends(prefix + text))
-        return log_sum_exp(terms)
+                for text, rest in answer_pieces(view.texts(need), need, first=not prefix):
+                    if rest is None:  # the token ended the answer itself ("3 ")
+                        terms[need].append(view.logprob(text))
+                    else:
+                        steps.append((need, text, rest))
+        children: dict[str, set[Need]] = {}
+        for _, text, there in steps:
+            logprob = view.logprob(text)
+            if logprob > -math.inf and log_p + logprob >= log_prune:
+                children.setdefault(text, set()).add(there)
+        read = {text: walk(prefix + text, log_p + view.logprob(text), children[text]) for text in sorted(children)}
+        for need, text, there in steps:
+            if text in read:
+                terms[need].append(view.logprob(text) + read[text][there])
+        return {need: log_sum_exp(found) for need, found in terms.items()}
 
-    return {c: whole("", c) for c in candidates}
+    found = walk("", 0.0, set(candidates))
+    return {c: found[c] for c in candidates}
 
 
 def expected_value(probabilities: Mapping[str, float], values: Mapping[str, float]) -> float:

@@ -24,9 +24,13 @@ Fidelity limits — where it is not Ollama:
   temperature does not change them), each of the top alternatives a token of its
   own (as Ollama lists them). A position where an end-of-generation token is
   drawn gets none, as in Ollama (its runner checks for the end before computing
-  them). Of the prefix shared with the previous request, only whole 64-token
-  batches are reused, so numbers are those of a cold read whatever came before;
-  Ollama reuses the whole prefix, which can move logprobs slightly.
+  them). A request that adds one token to the previous one is read as that one
+  token on top of the kept KV cells, as Ollama (and llama-cpp-python's server)
+  read it: a continuation asked for right after its parent. Otherwise only whole
+  64-token batches of the shared prefix are kept, so a prompt's numbers are those
+  of a cold read whatever came before; Ollama reuses the whole shared prefix,
+  which for SmolLM2 gives the same numbers within 1e-6 (a batch of two tokens or
+  more), not for every model (docs/http-backends.md).
 * Options honoured: ``temperature``, ``seed``, ``num_predict``, ``top_k``,
   ``top_p``, ``min_p``, ``repeat_penalty``; the rest are ignored. Unset ones
   take Ollama's documented defaults (0.8, random, unlimited, 40, 0.9, 0.0, 1.1),
@@ -179,7 +183,7 @@ class OllamaStandIn:
         limit = int(options.get("num_predict", -1))
         start = time.perf_counter_ns()
         with self.lock:
-            self.keep_aligned_prefix(tokens)
+            self.keep_shared_prefix(tokens)
             stream = self.llm.create_completion(
                 prompt=tokens, max_tokens=limit if limit > 0 else -1, stream=True,
                 grammar=_grammar(body.get("format")), logprobs=max(top, 1) if want_logprobs else None,
@@ -218,21 +222,25 @@ class OllamaStandIn:
         return [{"token": token, "logprob": float(logprob), "bytes": list(token.encode()),
                  "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives]}]
 
-    def keep_aligned_prefix(self, tokens: list[int]) -> None:
-        """Keep only whole 64-token batches of the prefix shared with the last request.
+    def keep_shared_prefix(self, tokens: list[int]) -> None:
+        """Keep what llama.cpp reads ``tokens`` on top of: one token after the kept prefix, or whole batches.
 
-        llama.cpp's numbers depend on how a prompt is split into batches; llama-cpp-python would
-        reuse the whole shared prefix and read the rest as one batch, so a request's numbers would
-        depend on the request before it. Kept batches start where a cold read's would, so the
-        numbers are a cold read's, and a continuation request re-reads one batch, not the prompt.
+        llama.cpp's numbers depend on how a prompt is split into batches, and a batch of one
+        token gives other logits (by up to 0.1) than a longer one. A request one token longer
+        than the kept prefix (a continuation right after its parent or a sibling) reads that
+        token alone on the prefix's KV cells, as Ollama does and as the model does when it
+        generates. Otherwise only whole 64-token batches are kept: the prompt is read as a
+        cold read would. The same prompt again keeps everything (its logits are still there).
         """
-        cached = list(self.llm.input_ids[: self.llm.n_tokens])
+        cached = [int(t) for t in self.llm.input_ids[: self.llm.n_tokens]]
+        if cached == tokens:
+            return
         shared = 0
         for old, new in zip(cached, tokens[:-1]):  # at least the last token is read again
             if old != new:
                 break
             shared += 1
-        self.llm.n_tokens = shared - shared % N_BATCH
+        self.llm.n_tokens = shared if shared == len(tokens) - 1 else shared - shared % N_BATCH
 
     def piece(self, token: int) -> str:
         """A token's text as Ollama prints it: special tokens by name, an incomplete character replaced."""

@@ -56,7 +56,7 @@ def test_zero_to_ten_reads_ten_after_one():
     backend = fake_backend(server, prefill="completion", chat_template="chatml")
     request = SCORE.model_copy(update={"candidates": tuple(str(s) for s in range(11))})
     dist = backend.candidate_distribution(request).distribution
-    assert [body["prompt"].removeprefix(CHATML_PROMPT) for body in server.bodies[2:]] == ["1", "7", "10"]
+    assert [body["prompt"].removeprefix(CHATML_PROMPT) for body in server.bodies[2:]] == ["1", "10", "7"]
     assert dist.logprobs["1"] == pytest.approx(-0.5 - 1.2)  # "1" then the end: not "10"
     assert dist.logprobs["10"] == pytest.approx(-0.5 - 0.7 - 0.1)
     assert dist.logprobs["7"] == pytest.approx(-1.0 - 0.1)

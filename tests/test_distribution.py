@@ -15,6 +15,7 @@ from localeval.distribution import (
     log_softmax,
     log_sum_exp,
     number_role,
+    PRUNE_BELOW,
     read_whole_answers,
     renormalize,
     scale_to_unit,
@@ -317,7 +318,8 @@ def test_the_counterexample_read_from_next_token_distributions() -> None:
                           "3": {"": 1.0}})
     whole = read_whole_answers(tuple(ZERO_TO_TEN), after)
     assert whole == {**whole_answer_logprobs(STARTS, ENDS), **ABSENT}
-    assert asked == ["", "1", "3", "7", "10"]  # each once, in the candidates' order; "15" is not a candidate: never asked
+    # Each once, in preorder ("10" right after its parent "1"); "15" is not a candidate: never asked.
+    assert asked == ["", "1", "10", "3", "7"]
 
 
 def test_every_way_of_writing_a_candidate_counts() -> None:
@@ -335,6 +337,29 @@ def test_a_bare_point_is_a_full_stop_unless_a_digit_follows() -> None:
                           "3.": {"5": 0.4, " It": 0.6}})
     assert math.exp(read_whole_answers(("3",), after)["3"]) == pytest.approx(0.2 + 0.5 * 0.6, rel=1e-12)
     assert asked == ["", "3", "3."]
+
+
+def test_prefixes_are_asked_for_in_preorder_each_right_after_its_parent_or_a_siblings_subtree() -> None:
+    """What lets a server that keeps its last prompt read each continuation as one token."""
+    after, asked = views({"": {"1": 0.5, " 1": 0.1, "2": 0.4}, "1": {"0": 0.3, ".": 0.2, "\n": 0.5},
+                          "10": {".": 0.5, "\n": 0.5}, "10.": {"5": 1.0}, "1.": {" It": 1.0},
+                          " 1": {"\n": 1.0}, "2": {"\n": 1.0}})
+    whole = read_whole_answers(("1", "2", "10"), after)
+    assert asked == ["", " 1", "1", "1.", "10", "10.", "2"]
+    assert math.exp(whole["1"]) == pytest.approx(0.5 * (0.5 + 0.2 * 1.0) + 0.1, rel=1e-12)
+    assert math.exp(whole["10"]) == pytest.approx(0.5 * 0.3 * 0.5, rel=1e-12)  # "10." goes on to "10.5"
+
+
+def test_a_prefix_below_the_bound_is_not_read_and_costs_less_than_the_bound() -> None:
+    positions = {"": {"3": 0.6, "4": 0.4 - 2e-10, " 4": 2e-10}, "3": {"\n": 1.0}, "4": {"\n": 1.0},
+                 " 4": {"\n": 1.0}}
+    after, asked = views(positions)
+    pruned = read_whole_answers(("3", "4"), after)
+    assert asked == ["", "3", "4"] and PRUNE_BELOW == 1e-9  # " 4" (2e-10) is below the bound
+    after, asked = views(positions)
+    every = read_whole_answers(("3", "4"), after, prune_below=0.0)
+    assert asked == ["", " 4", "3", "4"]
+    assert 0.0 < math.exp(every["4"]) - math.exp(pruned["4"]) < PRUNE_BELOW
 
 
 def test_a_prefix_with_no_probability_is_never_asked_for() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 
 import pytest
 
@@ -17,6 +19,7 @@ from localeval.backends.scan import (
     read_distribution,
     require_single_characters,
     score_position,
+    score_sequence,
     whole_answer_distribution,
 )
 from localeval.errors import BackendError, CandidateError
@@ -187,7 +190,7 @@ def test_the_counterexample_over_http_scores_6_904():
         "": {"1": 0.4, "7": 0.5, "3": 0.05, " I": 0.05},
         "1": {"0": 0.5, "5": 0.3, "\n": 0.2}, "10": {"\n": 1.0}, "7": {"\n": 1.0}, "3": {"\n": 1.0},
     })
-    dist, requests = whole_answer_distribution(tuple(ZERO_TO_TEN), first_token, 20)
+    dist, requests = whole_answer_distribution(tuple(ZERO_TO_TEN), first_token, 20, "http://judge")
     assert dist.whole_answers is True
     assert dist.expected_value(ZERO_TO_TEN) == pytest.approx(5.73 / 0.83, rel=1e-12)
     assert round(dist.expected_value(ZERO_TO_TEN), 3) == 6.904
@@ -199,13 +202,13 @@ def test_the_counterexample_over_http_scores_6_904():
 def test_token_variants_of_one_answer_are_summed_over_http():
     first_token, _ = scripted_server({"": {"3": 0.3, " 3": 0.3, "4": 0.4},
                                       "3": {"\n": 1.0}, " 3": {"\n": 1.0}, "4": {"\n": 1.0}})
-    dist, _ = whole_answer_distribution(("3", "4"), first_token, 20)
+    dist, _ = whole_answer_distribution(("3", "4"), first_token, 20, "http://judge")
     assert dist.expected_value({"3": 3.0, "4": 4.0}) == pytest.approx(3.4, rel=1e-12)
 
 
 def test_a_full_stop_ends_the_answer_and_a_decimal_point_does_not():
     first_token, asked = scripted_server({"": {"3": 1.0}, "3": {".": 0.5, "\n": 0.5}, "3.": {"5": 0.4, " It": 0.6}})
-    dist, _ = whole_answer_distribution(("3",), first_token, 20)
+    dist, _ = whole_answer_distribution(("3",), first_token, 20, "http://judge")
     assert dist.covered_mass == pytest.approx(0.5 + 0.5 * 0.6, rel=1e-12)
     assert [p for p, _ in asked] == ["", "3", "3."]
 
@@ -214,7 +217,7 @@ def test_only_the_top_k_alternatives_count_and_what_is_unseen_lowers_the_covered
     """A server that appends the drawn token to its list (llama-cpp-python) has it dropped beyond k."""
     first_token, _ = scripted_server({"": {"3": 0.5, "4": 0.3, "5": 0.01}, "3": {"\n": 0.6, "0": 0.2, "!": 0.1},
                                       "4": {"\n": 0.9}})
-    dist, _ = whole_answer_distribution(("3", "4", "5"), first_token, 2)
+    dist, _ = whole_answer_distribution(("3", "4", "5"), first_token, 2, "http://judge")
     assert dist.logprobs == {"3": pytest.approx(math.log(0.5 * 0.6)), "4": pytest.approx(math.log(0.3 * 0.9)),
                              "5": -math.inf}
     assert dist.covered_mass == pytest.approx(0.57, rel=1e-12)
@@ -223,18 +226,18 @@ def test_only_the_top_k_alternatives_count_and_what_is_unseen_lowers_the_covered
 def test_a_server_that_stops_at_once_is_asked_again_with_the_next_seed():
     positions = {"": {"3": 1.0}, "3": {"\n": 1.0}}
     first_token, asked = scripted_server(positions, stops=2)
-    dist, requests = whole_answer_distribution(("3",), first_token, 20)
+    dist, requests = whole_answer_distribution(("3",), first_token, 20, "http://judge")
     assert dist.covered_mass == pytest.approx(1.0) and requests == 2
     assert asked == [("", 0), ("", 1), ("", 2), ("3", 0)]
     always, _ = scripted_server(positions, stops=99)
     with pytest.raises(BackendError, match=r"stopped at once 3 times after the prefill \+ ''"):
-        whole_answer_distribution(("3",), always, 20)
+        whole_answer_distribution(("3",), always, 20, "http://judge")
 
 
 def test_no_candidate_that_ends_is_an_error_naming_the_top_tokens():
     first_token, _ = scripted_server({"": {"N": 0.9, "1": 0.1}, "1": {"0": 1.0}})
     with pytest.raises(BackendError, match=r"none of the candidates \['1', '2'\].*\['N', '1'\]"):
-        whole_answer_distribution(("1", "2"), first_token, 20)
+        whole_answer_distribution(("1", "2"), first_token, 20, "http://judge")
 
 
 MESSAGES = (Message(role="system", content="Be strict."), Message(role="user", content="Rate it."))
@@ -254,3 +257,28 @@ def test_prefill_grammar_escapes_the_literal():
     assert prefill_grammar("Score: ", ("1", "2")) == 'root ::= "Score: " ("1" | "2")'
     assert prefill_grammar('a"b\\\n', ("x",)) == 'root ::= "a\\"b\\\\\\n" ("x")'
     assert prefill_grammar("", ("x",)) == 'root ::= ("x")'
+
+
+def test_one_scores_requests_go_back_to_back_while_others_wait():
+    """Two scores at once on one endpoint: each one's requests in one run, none of the other's between."""
+    sent: list[tuple[str, str]] = []
+
+    def server(name: str):
+        def first_token(prefix: str, seed: int) -> ScoredToken | None:
+            sent.append((name, prefix))
+            time.sleep(0.01)  # room for the other thread to cut in, were it not held off
+            return ScoredToken("~", -20.0, tuple((t, math.log(p)) for t, p in
+                                                 {"": {"3": 0.5, "4": 0.5}}.get(prefix, {"\n": 1.0}).items()))
+        return first_token
+
+    threads = [threading.Thread(target=whole_answer_distribution, args=(("3", "4"), server(name), 20, "http://one"))
+               for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    names = [name for name, _ in sent]
+    assert sorted(names) == ["a"] * 3 + ["b"] * 3
+    assert names in (["a"] * 3 + ["b"] * 3, ["b"] * 3 + ["a"] * 3)
+    assert [prefix for _, prefix in sent] == ["", "3", "4"] * 2  # each in preorder
+    assert score_sequence("http://one") is score_sequence("http://one") is not score_sequence("http://two")

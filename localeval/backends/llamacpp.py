@@ -243,30 +243,35 @@ class LlamaCppBackend:
     def _logits_after(self, prompt_tokens: list[int], prompt: str, prefix: str) -> np.ndarray:
         """The logits after the prompt and then ``prefix`` (text the reply writes): one forward pass.
 
-        The prompt is read first (``prefix`` ""), aligned to n_batch. A prefix is
-        tokenized with the prompt, as a server tokenizes the prompt it is sent,
-        and read on top of the prompt as one batch of at least two tokens (the
-        prompt's last token again, for a one-token prefix): llama.cpp computes a
-        batch of one token another way, and its logits differ from a read of the
-        same text in a longer batch by up to 0.1 in log-probability (measured,
-        SmolLM2 Q4_1), where batches of two tokens or more agree within 1e-6 — as
-        a server's read of the whole text does. A pass so costs two or three
-        tokens, and the numbers never depend on which prefixes were read before.
-        Should the prefix merge with the prompt's last token (no shipped
-        tokenizer does that with digits), the whole text is read afresh.
+        The prompt is read first (``prefix`` ""), in aligned batches (:meth:`_read_prompt`).
+        A prefix is tokenized with the prompt, as a server tokenizes the prompt it
+        is sent, and only what is not in the context yet is read
+        (:meth:`_read_continuation`). :func:`read_whole_answers` asks for prefixes in
+        preorder, so that is one token on top of its parent's KV cells: what the
+        model computes when it generates, and what llama-cpp-python's server and
+        Ollama compute for the same requests in the same order.
         """
         if not prefix:
             self._read_prompt(prompt_tokens)
         else:
-            tokens = self._prompt_tokens(prompt + prefix, 0)
-            start = min(len(prompt_tokens), len(tokens) - 2)
-            if tokens[: len(prompt_tokens)] == prompt_tokens and start > 0:
-                self._llm.n_tokens = start  # eval() drops the KV cells from here on
-                self._llm.eval(tokens[start:])
-            else:
-                self._read_prompt(tokens)
+            self._read_continuation(self._prompt_tokens(prompt + prefix, 0))
         pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
         return np.ctypeslib.as_array(pointer, shape=(self._llm.n_vocab(),)).copy()
+
+    def _read_continuation(self, tokens: list[int]) -> None:
+        """Read ``tokens`` on top of the longest prefix of them in the context, as one batch.
+
+        llama-cpp-python's own rule for a new prompt (``Llama.generate``), which its
+        server follows: keep the shared prefix, read the rest (at least the last
+        token). The batch matters: llama.cpp computes a batch of one token another
+        way than a longer one, and logits differ by up to 0.1 in log-probability
+        (measured, SmolLM2 Q4_1); read the same way, they agree within 4e-7.
+        """
+        cached = self._llm.input_ids[: self._llm.n_tokens]
+        limit = min(len(cached), len(tokens) - 1)
+        differ = np.flatnonzero(cached[:limit] != np.asarray(tokens[:limit], dtype=cached.dtype))
+        self._llm.n_tokens = int(differ[0]) if differ.size else limit  # eval() drops the KV cells from here on
+        self._llm.eval(tokens[self._llm.n_tokens:])
 
     def _vocabulary(self) -> Vocabulary:
         """The vocabulary's texts, indexed; read once per model."""

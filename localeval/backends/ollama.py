@@ -232,7 +232,8 @@ class OllamaBackend:
                 raise BackendError(f"{shown}: {self._notes['distribution']}")
             return ScoredToken.from_json(reply.logprobs[0].model_dump())
 
-        distribution, _ = whole_answer_distribution(request.candidates, first_token, self.options.top_logprobs)
+        distribution, _ = whole_answer_distribution(request.candidates, first_token, self.options.top_logprobs,
+                                                    self.options.base_url)
         return DistributionReply(distribution=distribution, usage=summed(usages))
 
     def _chat(

@@ -181,7 +181,8 @@ class OpenAICompatBackend:
             usages.append(usage)
             return tokens
 
-        distribution, _ = whole_answer_distribution(request.candidates, first_token, self.options.top_logprobs)
+        distribution, _ = whole_answer_distribution(request.candidates, first_token, self.options.top_logprobs,
+                                                    self._http.base_url)
         return DistributionReply(distribution=distribution, usage=summed(usages))
 
     def _chat_distribution(self, request: DistributionRequest, mode: PrefillMode) -> DistributionReply:
