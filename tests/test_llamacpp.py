@@ -60,8 +60,8 @@ def reference_whole_answers(backend, path, request) -> dict[str, float]:
     log P(c) from the positions of c's tokens, plus log P(the answer ends | c): the mass after c
     of the tokens that begin neither with a digit nor with "." and a digit, and of a bare "."
     times the mass after it of tokens that do not begin with a digit. The prompt is read cold
-    in n_batch batches, then each continuation in one batch of at least two tokens (the prompt's
-    last token again before a one-token continuation), as the backend does.
+    in n_batch batches, then a continuation's tokens one at a time, as the model reads them when
+    it generates (a one-token batch gives other logits than a longer one: up to 0.1).
     """
     reference = llama_cpp.Llama(model_path=str(path), n_ctx=1024, n_batch=64, logits_all=True, verbose=False)
     texts = [reference.detokenize([t]) for t in range(reference.n_vocab())]
@@ -72,9 +72,9 @@ def reference_whole_answers(backend, path, request) -> dict[str, float]:
     reference.eval(prompt)
 
     def after(prefix: list[int]) -> np.ndarray:
-        if prefix:
-            reference.n_tokens = min(len(prompt), len(prompt) + len(prefix) - 2)
-            reference.eval([*prompt, *prefix][reference.n_tokens:])
+        reference.n_tokens = len(prompt)
+        for token in prefix:
+            reference.eval([token])
         logits = reference.scores[len(prompt) + len(prefix) - 1].astype(np.float64)
         return logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
 
