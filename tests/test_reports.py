@@ -7,11 +7,15 @@ import re
 import xml.etree.ElementTree as ET
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from localeval.backends.base import Fingerprint
+from localeval.case import TestCase
+from localeval.dataset import Dataset
 from localeval.errors import InputError
+from localeval.metrics import AnswerRelevancy, Composite, Faithfulness
 from localeval.reports import (
     REPORT_FILES,
     cases_jsonl,
@@ -29,6 +33,8 @@ from localeval.results import (
     RunReport,
     RunStats,
 )
+from localeval.runner import evaluate
+from localeval.testing import ScriptedJudge
 
 XSS = "<script>alert(1)</script>"
 CLOSER = "</script><b>bold</b>"
@@ -320,3 +326,66 @@ def test_the_safety_metrics_verdicts_are_coloured(verdict: str, colour: str) -> 
 
     html = render_evidence({"verdicts": [{"opinion": "x", "verdict": verdict}]})
     assert f'<td class="verdict {colour}">{verdict}</td>' in html
+
+
+# --- a composite's failure names what failed it ---------------------------------------------
+
+RAG_CASE = TestCase(
+    input="What if these shoes don't fit?",
+    actual_output="Returns are free. You have 30 days. Keep the receipt. Refunds take a week. Stores take them too.",
+    retrieval_context=["Returns are free within 30 days with a receipt."],
+)
+
+
+def composite_failure(relevant: list[str], parts: tuple[float, float], **options: Any) -> ET.Element:
+    """The JUnit ``<failure>`` of min(faithfulness 3/5 = 0.6, answer relevancy over ``relevant``).
+
+    ``parts``: the parts' thresholds; ``options`` go to the composite.
+    """
+    judge = ScriptedJudge([{"verdicts": ["yes", "yes", "yes", "no", "no"]}, {"verdicts": relevant}])
+    metrics = [Faithfulness(threshold=parts[0], include_reason=False),
+               AnswerRelevancy(threshold=parts[1], include_reason=False)]
+    composite = Composite(name="grounded", metrics=metrics, aggregate="min", **options)
+    report = evaluate(Dataset.from_cases([RAG_CASE]), [composite], judge)
+    assert judge.json_values == []  # both replies were asked for
+    root = ET.fromstring(junit_xml(report).split("\n", 1)[1])
+    (failure,) = root.findall("testsuite[@name='grounded']/testcase/failure")
+    return failure
+
+
+def test_junit_names_the_part_that_failed_a_composite_whose_aggregate_passes() -> None:
+    failure = composite_failure(["yes"] * 5, (0.9, 0.5), threshold=0.5)
+    assert failure.get("message") == (
+        "part 'faithfulness' failed: score 0.6 < threshold 0.9 (passes at score >= threshold)")
+    assert failure.text == (
+        "min of faithfulness 0.60, answer_relevancy 1.00; failed on its own: faithfulness 0.60 < threshold 0.90")
+
+
+def test_junit_says_the_aggregate_fell_short_when_every_part_passed() -> None:
+    failure = composite_failure(["yes"] * 5, (0.5, 0.5), threshold=0.7)
+    assert failure.get("message") == (
+        "aggregate (min) fell short: score 0.6 < threshold 0.7 (passes at score >= threshold); "
+        "every part passed on its own")
+
+
+def test_junit_names_every_failed_part_and_the_aggregate() -> None:
+    failure = composite_failure(["yes", "yes", "yes", "yes", "no"], (0.9, 0.9), threshold=0.7)
+    assert failure.get("message") == (
+        "part 'faithfulness' failed: score 0.6 < threshold 0.9 (passes at score >= threshold); "
+        "part 'answer_relevancy' failed: score 0.8 < threshold 0.9 (passes at score >= threshold); "
+        "aggregate (min) fell short: score 0.6 < threshold 0.7 (passes at score >= threshold)")
+
+
+def test_junit_blames_only_the_aggregate_when_parts_need_not_pass() -> None:
+    failure = composite_failure(["yes"] * 5, (0.9, 0.5), threshold=0.7, require_parts_pass=False)
+    assert failure.get("message") == (  # faithfulness failed on its own, but did not decide
+        "aggregate (min) fell short: score 0.6 < threshold 0.7 (passes at score >= threshold)")
+
+
+def test_a_lower_is_better_part_fails_by_its_own_rule_in_the_message() -> None:
+    parts = [mr("hallucination", "hallucination", 0.75, False, threshold=0.5).model_dump(),
+             mr("em", "exact_match", 1.0, True).model_dump()]
+    details = {"aggregate": "max", "parts": parts, "failed_parts": ["hallucination"]}
+    composite = mr("c", "composite", 1.0, False, details=details)
+    assert failure_message(composite) == (
+        "part 'hallucination' failed: score 0.75 > threshold 0.5 (passes at score <= threshold)")
