@@ -66,6 +66,17 @@ def failure_message(result: MetricResult) -> str:
     return "; ".join(reasons) or _comparison(result.score, result.threshold, result.lower_is_better)
 
 
+def composite_failure(result: MetricResult) -> str | None:
+    """What failed a failed composite (its :func:`failure_message`); None for any other result.
+
+    For the writers that show a score and its threshold anyway (HTML, the terminal): there
+    only a composite needs the line, as its aggregate can clear the threshold and still fail.
+    """
+    if result.passed is not False or result.errored or composite_parts(result) is None:
+        return None
+    return failure_message(result)
+
+
 def composite_parts(result: MetricResult) -> list[Mapping[str, Any]] | None:
     """The parts' results of a composite (``details["parts"]``, each a result as a mapping); None for others.
 
