@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -154,10 +155,12 @@ class EchoServer:
     """An OpenAI-compatible chat server in a thread on 127.0.0.1: it answers each generation with
     ``echo: <the last user message>`` after holding it ``delay`` seconds (HTTP 400 when that
     message holds ``FAIL``), and counts the requests in flight at once. The backend's one
-    log-probability probe is answered at once and not counted."""
+    log-probability probe is answered at once and not counted. ``arrived`` is called with the
+    number of generation requests so far as each arrives (a test interrupts the run there)."""
 
-    def __init__(self, delay: float) -> None:
+    def __init__(self, delay: float, arrived: Callable[[int], object] = lambda count: None) -> None:
         self.delay = delay
+        self.arrived = arrived
         self.prompts: list[str] = []  #: the last user message of every generation request, as they came
         self.peak = 0  #: the most generation requests in flight at once
         self._in_flight = 0
@@ -178,6 +181,8 @@ class EchoServer:
             self.prompts.append(prompt)
             self._in_flight += 1
             self.peak = max(self.peak, self._in_flight)
+            count = len(self.prompts)
+        self.arrived(count)
         time.sleep(self.delay)
         with self._lock:
             self._in_flight -= 1

@@ -4,18 +4,27 @@ and Ctrl-C keeping what was in flight."""
 
 from __future__ import annotations
 
+import io
+import json
+import os
+import signal
 import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from localeval.backends import make_backend
 from localeval.backends.base import Backend
 from localeval.cache import CachedBackend, open_cache
 from localeval.case import TestCase
+from localeval.cli import session
+from localeval.config import RunConfig
 from localeval.dataset import Dataset
+from localeval.journal import Journal
+from localeval.paths import Paths
 from localeval.targets import Generation, PromptTemplate, TargetOptions, generate_outputs
 from tests.servers import FAST_RETRIES, EchoServer
 
@@ -101,3 +110,60 @@ def test_ctrl_c_keeps_what_was_in_flight_and_a_resumed_run_asks_for_the_rest_onl
     assert Counter(server.prompts) == Counter(f"Q: {q}" for q in QUESTIONS)  # no golden asked twice
     assert (rest.record.resumed, rest.record.generated + rest.record.errored) == (asked, len(QUESTIONS) - asked)
     assert [c.actual_output for c in rest.dataset.cases][:5] == [f"echo: Q: q{i}" for i in range(5)]
+
+
+# -- localeval run: the journal, Ctrl-C (a real SIGINT), --resume ------------------------------
+
+CONFIG = """
+[dataset]
+path = "goldens.jsonl"
+
+[target]
+name = "echo"
+user = "Q: {{{{ input }}}}"
+
+[target.backend]
+kind = "openai-compatible"
+base_url = "{url}"
+max_concurrency = 3
+max_attempts = 1
+
+[cache]
+enabled = false
+
+[[metrics]]
+metric = "exact_match"
+"""
+
+
+def test_a_run_interrupted_with_requests_in_flight_resumes_without_asking_twice(tmp_path: Path) -> None:
+    def ctrl_c_at_the_fourth(count: int) -> None:
+        if count == 4:
+            os.kill(os.getpid(), signal.SIGINT)  # Python raises KeyboardInterrupt on the main thread
+
+    echo = EchoServer(delay=0.2, arrived=ctrl_c_at_the_fourth)
+    try:
+        goldens = [{"name": q, "input": q, "expected_output": f"echo: Q: {q}"} for q in QUESTIONS]
+        (tmp_path / "goldens.jsonl").write_text("".join(json.dumps(g) + "\n" for g in goldens))
+        (tmp_path / "eval.toml").write_text(CONFIG.format(url=echo.url))
+        paths = Paths(home=tmp_path / "home", cache=tmp_path / "cache")
+        quiet = Console(file=io.StringIO())
+        config = RunConfig.load(tmp_path / "eval.toml")
+        flags = session.RunFlags(run_dir=tmp_path / "run")
+        assert session.run(config, paths, quiet, quiet, {}, flags) == session.EXIT_INTERRUPTED
+        with Journal.open(tmp_path / "run" / "journal.jsonl") as journal:
+            kept = sorted(index for _, index in journal.generated)
+        assert echo.peak == 3
+        assert len(kept) == len(echo.prompts) >= 4  # the request that was cut short is journaled too
+        resumed = session.RunFlags(resume=str(tmp_path / "run"))
+        assert session.run(config, paths, quiet, quiet, {}, resumed) == session.EXIT_ERRORED  # the FAIL golden
+    finally:
+        echo.close()
+    assert Counter(echo.prompts) == Counter(f"Q: {q}" for q in QUESTIONS)  # no golden asked twice
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert [c["inputs"].get("actual_output") for c in report["cases"]] == [
+        None if q.startswith("FAIL") else f"echo: Q: {q}" for q in QUESTIONS]
+    assert [c["results"][0]["score"] for c in report["cases"]] == [None if q.startswith("FAIL") else 1.0
+                                                                   for q in QUESTIONS]
+    target = report["targets"][0]  # the failed golden counts as failed, whichever run asked
+    assert (target["resumed"], target["generated"], target["errored"]) == (len(kept), 8 - len(kept), 1)
