@@ -15,9 +15,7 @@ from pydantic import ValidationError
 
 from localeval.case import ConversationalTestCase
 from localeval.errors import DatasetError
-
-_TYPES = {str: "a string", int: "a number", float: "a number", bool: "a boolean",
-          dict: "an object", list: "a list", type(None): "null"}
+from localeval.records import json_type
 
 
 def holds_conversations(record: dict[str, Any], fields: dict[str, str]) -> bool:
@@ -32,11 +30,11 @@ def conversation_case(data: dict[str, Any], path: str, line: int) -> Conversatio
         message = "required: this file holds conversations (its first record has turns), and this record has none"
         raise DatasetError(message, path=path, line=line, field="turns")
     if not isinstance(turns, list):
-        message = f"must be a list of turns ({{\"role\": ..., \"content\": ...}}), got {_json_type(turns)}"
+        message = f"must be a list of turns ({{\"role\": ..., \"content\": ...}}), got {json_type(turns)}"
         raise DatasetError(message, path=path, line=line, field="turns")
     for index, turn in enumerate(turns):
         if not isinstance(turn, dict):
-            message = f"must be an object with role and content, got {_json_type(turn)}"
+            message = f"must be an object with role and content, got {json_type(turn)}"
             raise DatasetError(message, path=path, line=line, field=f"turns[{index}]")
     try:
         return ConversationalTestCase.model_validate(data)
@@ -56,6 +54,3 @@ def validation_error(exc: ValidationError, path: str, line: int) -> DatasetError
         message = f"must be a list of tool names or tool objects ({{\"name\": ...}}): {message}"
     return DatasetError(message, path=path, line=line, field=where or None)
 
-
-def _json_type(value: Any) -> str:
-    return _TYPES.get(type(value), type(value).__name__)

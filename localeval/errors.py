@@ -85,16 +85,25 @@ class MetricInputError(LocalevalError):
     """A test case lacks a field the metric needs, or is not the kind of case the metric judges.
 
     ``problem`` completes "metric 'NAME' ..." in the one-line error a run gives
-    before any judge call, where the file, line and field are named.
+    before any judge call, where the file, line and field are named. By default
+    both say the field is missing (``absent``: the case has no value, None) or
+    empty (an empty string or list), for the two need different fixes.
     """
 
     def __init__(
-        self, metric: str, field: str, message: str | None = None, *, problem: str = "needs it, and it is empty"
+        self,
+        metric: str,
+        field: str,
+        message: str | None = None,
+        *,
+        problem: str | None = None,
+        absent: bool = False,
     ) -> None:
+        state = "missing" if absent else "empty"
         self.metric = metric
         self.field = field
-        self.problem = problem
-        super().__init__(message or f"metric '{metric}' needs field '{field}', which is empty")
+        self.problem = problem or f"needs it, and it is {state}"
+        super().__init__(message or f"metric '{metric}' needs field '{field}', which is {state}")
 
 
 class ScoreError(LocalevalError):

@@ -25,12 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from localeval.alignment import Correlations, pooled, summary_level
 from localeval.backends.base import Backend, Fingerprint
 from localeval.case import CASE_FIELDS, LIST_FIELDS, TestCase
-from localeval.dataset import Dataset, no_records_error, read_records
+from localeval.dataset import Dataset
 from localeval.errors import ConfigError, DatasetError, first_problem
 from localeval.events import Events
 from localeval.files import write_text_atomically
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
+from localeval.records import json_type, no_records_error, read_records
 from localeval.results import MetricResult, RunStats
 from localeval.runner import evaluate
 
@@ -285,7 +286,7 @@ def _get(record: dict[str, Any], keypath: str, path: str, line: int) -> Any:
     for depth, part in enumerate(parts):
         if not isinstance(value, dict):
             parent = ".".join(parts[:depth])
-            message = f"missing: '{parent}' is {_json_type(value)}, not an object"
+            message = f"missing: '{parent}' is {json_type(value)}, not an object"
             raise DatasetError(message, path=path, line=line, field=keypath)
         if part not in value:
             keys = ", ".join(list(value)[:12]) or "none"
@@ -298,7 +299,7 @@ def _get(record: dict[str, Any], keypath: str, path: str, line: int) -> Any:
 def _human(value: Any, keypath: str, path: str, line: int) -> float:
     if not _is_number(value):
         shown = json.dumps(value, ensure_ascii=False)[:40]
-        message = f"the human score must be a finite number, got {_json_type(value)} ({shown})"
+        message = f"the human score must be a finite number, got {json_type(value)} ({shown})"
         raise DatasetError(message, path=path, line=line, field=keypath)
     return float(value)
 
@@ -306,7 +307,7 @@ def _human(value: Any, keypath: str, path: str, line: int) -> float:
 def _group(value: Any, keypath: str, path: str, line: int) -> Any:
     """The record's group; a boolean is refused, because Python's ``True == 1`` would merge it with the number 1."""
     if value is None or isinstance(value, (bool, list, dict)):
-        message = f"a group must be a string or a number, got {_json_type(value)}"
+        message = f"a group must be a string or a number, got {json_type(value)}"
         raise DatasetError(message, path=path, line=line, field=keypath)
     return value
 
@@ -315,11 +316,6 @@ def _is_number(value: Any) -> bool:
     return (
         isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     )
-
-
-def _json_type(value: Any) -> str:
-    names = {str: "a string", bool: "a boolean", dict: "an object", list: "a list", type(None): "null"}
-    return names.get(type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
 
 
 def _check_keypath(keypath: str, what: str) -> None:

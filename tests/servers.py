@@ -6,7 +6,10 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +146,80 @@ def fake_backend(server: FakeServer, **options: Any) -> OpenAICompatBackend:
     """An OpenAI-compatible backend talking to ``server`` through httpx.MockTransport, without backoff sleeps."""
     return OpenAICompatBackend("http://vllm.local:8000/v1", "judge-7b", transport=httpx.MockTransport(server),
                                sleep=lambda s: None, **options)
+
+
+# -- a scripted server on 127.0.0.1 that holds each request and counts those in flight ------
+
+
+class EchoServer:
+    """An OpenAI-compatible chat server in a thread on 127.0.0.1: it answers each generation with
+    ``echo: <the last user message>`` after holding it ``delay`` seconds (HTTP 400 when that
+    message holds ``FAIL``), and counts the requests in flight at once. The backend's one
+    log-probability probe is answered at once and not counted. ``arrived`` is called with the
+    number of generation requests so far as each arrives (a test interrupts the run there)."""
+
+    def __init__(self, delay: float, arrived: Callable[[int], object] = lambda count: None) -> None:
+        self.delay = delay
+        self.arrived = arrived
+        self.prompts: list[str] = []  #: the last user message of every generation request, as they came
+        self.peak = 0  #: the most generation requests in flight at once
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        handler = type("Handler", (_EchoHandler,), {"owner": self})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The status and reply for one chat request."""
+        if body.get("logprobs"):
+            return 200, json.loads(completion("OK").content)
+        prompt = body["messages"][-1]["content"]
+        with self._lock:
+            self.prompts.append(prompt)
+            self._in_flight += 1
+            self.peak = max(self.peak, self._in_flight)
+            count = len(self.prompts)
+        self.arrived(count)
+        time.sleep(self.delay)
+        with self._lock:
+            self._in_flight -= 1
+        if "FAIL" in prompt:
+            return 400, {"error": {"message": "the prompt asked to fail"}}
+        return 200, json.loads(completion(f"echo: {prompt}").content)
+
+    def close(self) -> None:
+        """Stop serving and free the port."""
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+class _EchoHandler(BaseHTTPRequestHandler):
+    owner: EchoServer
+
+    def do_GET(self) -> None:
+        if self.path == "/v1/models":
+            self._send(200, {"data": [{"id": "echo", "owned_by": "tests"}]})
+        else:
+            self._send(404, {"detail": "Not Found"})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path != "/v1/chat/completions":
+            self._send(404, {"detail": "Not Found"})
+            return
+        self._send(*self.owner.answer(body))
+
+    def _send(self, status: int, value: Any) -> None:
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass

@@ -168,7 +168,7 @@ def test_absent_fields_are_bad_input_but_empty_lists_are_not(tmp_path: Path) -> 
     dataset = Dataset.load(data)
     with pytest.raises(DatasetError) as info:
         check_inputs(dataset, [ToolCorrectness()])
-    assert str(info.value) == f"{data}:2: field 'tools_called': metric 'tool_correctness' needs it, and it is empty"
+    assert str(info.value) == f"{data}:2: field 'tools_called': metric 'tool_correctness' needs it, and it is missing"
     with pytest.raises(DatasetError, match=r":2: field 'tools_called'"):
         check_inputs(dataset, [ArgumentCorrectness()])
     first = tmp_path / "first.jsonl"

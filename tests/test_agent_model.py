@@ -101,4 +101,4 @@ def test_cli_refuses_a_trace_without_tools_called_before_loading_a_model(tmp_pat
     result = localeval("run", str(data), "-m", "tool_correctness", "-m", "task_completion", "--model", "nope.gguf",
                        env=env)
     assert result.returncode == 2
-    assert f"{data}:3: field 'tools_called': metric 'tool_correctness' needs it, and it is empty" in result.stderr
+    assert f"{data}:3: field 'tools_called': metric 'tool_correctness' needs it, and it is missing" in result.stderr

@@ -107,7 +107,10 @@ BAD_INPUTS = {
     "reference metric lacks expected_output": (["-m", "rouge"], "d.jsonl",
                                                '{"input": "a", "actual_output": "b", "expected_output": "b"}\n'
                                                '{"input": "a", "actual_output": "b"}\n',
-                                               "d.jsonl:2: field 'expected_output': metric 'rouge' needs it"),
+                                               "d.jsonl:2: field 'expected_output': metric 'rouge' needs it, and it is missing"),
+    "reference metric given an empty expected_output": (["-m", "rouge"], "d.jsonl",
+                                                        '{"input": "a", "actual_output": "b", "expected_output": ""}\n',
+                                                        "d.jsonl:1: field 'expected_output': metric 'rouge' needs it, and it is empty"),
     "unknown metric": (["-m", "bleurt"], "d.jsonl", '{"input": "a"}\n', "unknown metric 'bleurt'"),
     "bad --map": (["-m", "exact_match", "--map", "query"], "d.jsonl", '{"input": "a"}\n', "--map"),
     "bad --threads": (["-m", "exact_match", "--threads", "0"], "d.jsonl", '{"input": "a"}\n',

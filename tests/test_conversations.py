@@ -153,7 +153,7 @@ def test_a_missing_conversation_field_a_metric_needs_is_named(tmp_path: Path) ->
     dataset = Dataset.load(jsonl(tmp_path / "cases.jsonl", {"turns": TURNS}))
     with pytest.raises(DatasetError) as info:
         check_inputs(dataset, [build_metric("role_adherence")])
-    assert str(info.value) == f"{tmp_path}/cases.jsonl:1: field 'chatbot_role': metric 'role_adherence' needs it, and it is empty"
+    assert str(info.value) == f"{tmp_path}/cases.jsonl:1: field 'chatbot_role': metric 'role_adherence' needs it, and it is missing"
 
 
 def test_measure_on_the_other_kind_is_an_error_result_not_an_exception() -> None:

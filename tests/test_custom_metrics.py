@@ -57,7 +57,7 @@ def test_its_options_are_validated_by_their_annotations() -> None:
 
 def test_required_fields_are_checked_before_scoring() -> None:
     result = word_limit().measure(TestCase(input="q"))
-    assert result.error == "MetricInputError: metric 'test_word_limit' needs field 'actual_output', which is empty"
+    assert result.error == "MetricInputError: metric 'test_word_limit' needs field 'actual_output', which is missing"
 
 
 @pytest.mark.parametrize(("returned", "score", "reason", "details"), [

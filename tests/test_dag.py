@@ -250,7 +250,7 @@ def test_a_backend_failure_is_an_error_result_naming_the_node() -> None:
 def test_a_missing_field_is_an_error_result_before_any_call() -> None:
     judge = ScriptedBackend()
     result = format_correctness().measure(TestCase(input="q"), judge)
-    assert result.error == "MetricInputError: metric 'format_correctness' needs field 'actual_output', which is empty"
+    assert result.error == "MetricInputError: metric 'format_correctness' needs field 'actual_output', which is missing"
     assert judge.requests == []
 
 

@@ -88,13 +88,15 @@ def test_exact_match_without_expected_output_is_an_error_result() -> None:
     assert result.score is None
     assert result.passed is None
     assert result.errored
-    assert result.error == "MetricInputError: metric 'exact_match' needs field 'expected_output', which is empty"
+    assert result.error == "MetricInputError: metric 'exact_match' needs field 'expected_output', which is missing"
 
 
 def test_an_empty_actual_output_is_an_error_result() -> None:
     result = ExactMatch(name="em").measure(TestCase(input="q", actual_output="", expected_output="x"))
-    assert result.error is not None and "needs field 'actual_output'" in result.error
+    assert result.error == "MetricInputError: metric 'em' needs field 'actual_output', which is empty"
     assert result.metric == "em"
+    absent = ExactMatch(name="em").measure(TestCase(input="q", expected_output="x"))
+    assert absent.error == "MetricInputError: metric 'em' needs field 'actual_output', which is missing"
 
 
 def test_metrics_are_frozen() -> None:
@@ -275,7 +277,7 @@ def test_geval_missing_evaluation_param_makes_no_backend_call() -> None:
     result = metric.measure(CASE, judge)
     assert judge.requests == []
     assert (result.score, result.passed) == (None, None)
-    assert result.error == "MetricInputError: metric 'geval' needs field 'context', which is empty"
+    assert result.error == "MetricInputError: metric 'geval' needs field 'context', which is missing"
 
 
 # --- threshold ---------------------------------------------------------------------------

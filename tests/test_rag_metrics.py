@@ -598,7 +598,8 @@ def test_a_missing_required_field_is_an_error_result_without_a_judge_call(kind: 
     judge = ScriptedBackend()
     result = metric(kind).measure(CASE.model_copy(update={field: empty}), judge)
     assert (result.score, result.passed, result.details) == (None, None, {})
-    assert result.error == f"MetricInputError: metric '{kind}' needs field '{field}', which is empty"
+    state = "missing" if empty is None else "empty"  # absent, or there and empty: different fixes
+    assert result.error == f"MetricInputError: metric '{kind}' needs field '{field}', which is {state}"
     assert judge.requests == []
 
 

@@ -111,7 +111,7 @@ def test_a_case_without_expected_output_is_named_by_file_line_and_field_before_a
     run = RunConfig.load(config)
     with pytest.raises(DatasetError) as raised:
         check_inputs(Dataset.load(data), run.build_metrics())
-    assert str(raised.value) == f"{data}:2: field 'expected_output': metric '{kind}' needs it, and it is empty"
+    assert str(raised.value) == f"{data}:2: field 'expected_output': metric '{kind}' needs it, and it is missing"
 
 
 # Runs in a fresh interpreter with every way out to the network closed and an empty HOME:

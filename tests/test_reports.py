@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
 import pytest
+from rich.console import Console
 
 from localeval.backends.base import Fingerprint
+from localeval.case import TestCase
+from localeval.cli.console import print_report
+from localeval.dataset import Dataset
 from localeval.errors import InputError
+from localeval.metrics import AnswerRelevancy, Composite, Faithfulness
 from localeval.reports import (
     REPORT_FILES,
     cases_jsonl,
@@ -29,6 +37,8 @@ from localeval.results import (
     RunReport,
     RunStats,
 )
+from localeval.runner import evaluate
+from localeval.testing import ScriptedJudge
 
 XSS = "<script>alert(1)</script>"
 CLOSER = "</script><b>bold</b>"
@@ -320,3 +330,141 @@ def test_the_safety_metrics_verdicts_are_coloured(verdict: str, colour: str) -> 
 
     html = render_evidence({"verdicts": [{"opinion": "x", "verdict": verdict}]})
     assert f'<td class="verdict {colour}">{verdict}</td>' in html
+
+
+# --- a composite's failure names what failed it ---------------------------------------------
+
+RAG_CASE = TestCase(
+    input="What if these shoes don't fit?",
+    actual_output="Returns are free. You have 30 days. Keep the receipt. Refunds take a week. Stores take them too.",
+    retrieval_context=["Returns are free within 30 days with a receipt."],
+)
+
+
+def composite_report(relevant: list[str], parts: tuple[float, float], **options: Any) -> RunReport:
+    """The run of min(faithfulness 3/5 = 0.6, answer relevancy over ``relevant``) on RAG_CASE.
+
+    ``parts``: the parts' thresholds; ``options`` go to the composite.
+    """
+    judge = ScriptedJudge([{"verdicts": ["yes", "yes", "yes", "no", "no"]}, {"verdicts": relevant}])
+    metrics = [Faithfulness(threshold=parts[0], include_reason=False),
+               AnswerRelevancy(threshold=parts[1], include_reason=False)]
+    composite = Composite(name="grounded", metrics=metrics, aggregate="min", **options)
+    report = evaluate(Dataset.from_cases([RAG_CASE]), [composite], judge)
+    assert judge.json_values == []  # both replies were asked for
+    return report
+
+
+def composite_failure(relevant: list[str], parts: tuple[float, float], **options: Any) -> ET.Element:
+    """The JUnit ``<failure>`` of the composite of :func:`composite_report`."""
+    report = composite_report(relevant, parts, **options)
+    root = ET.fromstring(junit_xml(report).split("\n", 1)[1])
+    (failure,) = root.findall("testsuite[@name='grounded']/testcase/failure")
+    return failure
+
+
+def test_junit_names_the_part_that_failed_a_composite_whose_aggregate_passes() -> None:
+    failure = composite_failure(["yes"] * 5, (0.9, 0.5), threshold=0.5)
+    assert failure.get("message") == (
+        "part 'faithfulness' failed: score 0.6 < threshold 0.9 (passes at score >= threshold)")
+    assert failure.text == (
+        "min of faithfulness 0.60, answer_relevancy 1.00; failed on its own: faithfulness 0.60 < threshold 0.90")
+
+
+def test_junit_says_the_aggregate_fell_short_when_every_part_passed() -> None:
+    failure = composite_failure(["yes"] * 5, (0.5, 0.5), threshold=0.7)
+    assert failure.get("message") == (
+        "aggregate (min) fell short: score 0.6 < threshold 0.7 (passes at score >= threshold); "
+        "every part passed on its own")
+
+
+def test_junit_names_every_failed_part_and_the_aggregate() -> None:
+    failure = composite_failure(["yes", "yes", "yes", "yes", "no"], (0.9, 0.9), threshold=0.7)
+    assert failure.get("message") == (
+        "part 'faithfulness' failed: score 0.6 < threshold 0.9 (passes at score >= threshold); "
+        "part 'answer_relevancy' failed: score 0.8 < threshold 0.9 (passes at score >= threshold); "
+        "aggregate (min) fell short: score 0.6 < threshold 0.7 (passes at score >= threshold)")
+
+
+def test_junit_blames_only_the_aggregate_when_parts_need_not_pass() -> None:
+    failure = composite_failure(["yes"] * 5, (0.9, 0.5), threshold=0.7, require_parts_pass=False)
+    assert failure.get("message") == (  # faithfulness failed on its own, but did not decide
+        "aggregate (min) fell short: score 0.6 < threshold 0.7 (passes at score >= threshold)")
+
+
+def test_a_lower_is_better_part_fails_by_its_own_rule_in_the_message() -> None:
+    parts = [mr("hallucination", "hallucination", 0.75, False, threshold=0.5).model_dump(),
+             mr("em", "exact_match", 1.0, True).model_dump()]
+    details = {"aggregate": "max", "parts": parts, "failed_parts": ["hallucination"]}
+    composite = mr("c", "composite", 1.0, False, details=details)
+    assert failure_message(composite) == (
+        "part 'hallucination' failed: score 0.75 > threshold 0.5 (passes at score <= threshold)")
+
+
+class _FailureLines(HTMLParser):
+    """The text of every ``<p class="failure">`` and the title of every result cell of a page."""
+
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.failures: list[str] = []
+        self.titles: list[str | None] = []
+        self._inside = False
+        self.feed(page)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "p" and "failure" in classes:
+            self._inside = True
+            self.failures.append("")
+        if tag == "span" and "cell" in classes:
+            self.titles.append(dict(attrs).get("title"))
+
+    def handle_endtag(self, tag: str) -> None:
+        self._inside = self._inside and tag != "p"
+
+    def handle_data(self, data: str) -> None:
+        if self._inside:
+            self.failures[-1] += data
+
+
+PART_FAILED = "part 'faithfulness' failed: score 0.6 < threshold 0.9 (passes at score >= threshold)"
+
+
+def test_html_names_the_part_that_failed_a_composite_in_its_result_and_cell() -> None:
+    page = _FailureLines(render_html(composite_report(["yes"] * 5, (0.9, 0.5), threshold=0.5)))
+    assert page.failures == [PART_FAILED]
+    assert page.titles == [f"grounded: 0.6 fail (threshold 0.5): {PART_FAILED}"]
+
+
+def test_html_says_the_aggregate_fell_short_and_says_nothing_for_a_passed_composite() -> None:
+    short = _FailureLines(render_html(composite_report(["yes"] * 5, (0.5, 0.5), threshold=0.7)))
+    assert short.failures == ["aggregate (min) fell short: score 0.6 < threshold 0.7 (passes at score >= threshold); "
+                              "every part passed on its own"]
+    passed = _FailureLines(render_html(composite_report(["yes"] * 5, (0.5, 0.5), threshold=0.5)))
+    assert passed.failures == [] and passed.titles == ["grounded: 0.6 pass (threshold 0.5)"]
+
+
+def test_html_adds_no_failure_line_to_results_that_are_no_composites(page: str) -> None:
+    assert _FailureLines(page).failures == []  # the score and its rule say why those failed
+
+
+def test_the_terminal_names_the_part_that_failed_a_composite_under_the_results() -> None:
+    printed = io.StringIO()
+    terminal = Console(file=printed, width=80, force_terminal=False, color_system=None)
+    print_report(terminal, composite_report(["yes", "yes", "yes", "yes", "no"], (0.9, 0.9), threshold=0.7))
+    lines = printed.getvalue().splitlines()
+    why = next(i for i, line in enumerate(lines) if line.startswith("<memory>:1 "))
+    assert lines[why] == (
+        "<memory>:1 grounded: " + PART_FAILED + "; "
+        "part 'answer_relevancy' failed: score 0.8 < threshold 0.9 (passes at score >= threshold); "
+        "aggregate (min) fell short: score 0.6 < threshold 0.7 (passes at score >= threshold)")
+    assert lines[why - 1].startswith("└") and lines[why + 1].strip() == "Summary"  # right under the results
+
+
+def test_the_terminal_says_nothing_more_for_a_passed_composite() -> None:
+    printed = io.StringIO()
+    terminal = Console(file=printed, width=80, force_terminal=False, color_system=None)
+    print_report(terminal, composite_report(["yes"] * 5, (0.5, 0.5), threshold=0.5))
+    lines = printed.getvalue().splitlines()
+    end = next(i for i, line in enumerate(lines) if line.startswith("└"))  # of the results table
+    assert lines[end - 1] == "│ 1 │ <memory>:1 │ 0.600 pass │" and lines[end + 1].strip() == "Summary"

@@ -222,7 +222,7 @@ def test_check_inputs_names_the_path_line_and_field() -> None:
         check_inputs(dataset, [ExactMatch()])
     err = info.value
     assert (err.path, err.line, err.field) == ("data.jsonl", 7, "expected_output")
-    assert str(err) == "data.jsonl:7: field 'expected_output': metric 'exact_match' needs it, and it is empty"
+    assert str(err) == "data.jsonl:7: field 'expected_output': metric 'exact_match' needs it, and it is missing"
 
 
 def test_evaluate_checks_inputs_before_any_judge_call() -> None:
@@ -231,6 +231,19 @@ def test_evaluate_checks_inputs_before_any_judge_call() -> None:
     with pytest.raises(DatasetError, match=r"^d\.jsonl:2: field 'actual_output'"):
         evaluate(dataset, [GEval(evaluation_steps=("x",), score_range=(1, 2))], judge)
     assert judge.requests == []
+
+
+@pytest.mark.parametrize(("record", "state"), [
+    ('{"input": "q", "actual_output": "x"}', "missing"),  # no key: the case has no value
+    ('{"input": "q", "actual_output": "x", "expected_output": null}', "missing"),
+    ('{"input": "q", "actual_output": "x", "expected_output": ""}', "empty"),
+])
+def test_check_inputs_tells_a_missing_field_from_an_empty_one(tmp_path: Path, record: str, state: str) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"input": "q", "actual_output": "x", "expected_output": "x"}\n' + record + "\n")
+    with pytest.raises(DatasetError) as info:
+        check_inputs(Dataset.load(data), [ExactMatch()])
+    assert str(info.value) == f"{data}:2: field 'expected_output': metric 'exact_match' needs it, and it is {state}"
 
 
 def test_check_inputs_rejects_two_metrics_with_one_name() -> None:

@@ -91,7 +91,7 @@ def test_every_metric_that_failed_or_errored_is_listed() -> None:
 
 def test_an_error_is_never_a_pass_nor_a_failure() -> None:
     case = CASE.model_copy(update={"expected_output": None})
-    error = "MetricInputError: metric 'exact_match' needs field 'expected_output', which is empty"
+    error = "MetricInputError: metric 'exact_match' needs field 'expected_output', which is missing"
     for check in (assert_passes, assert_fails):
         with pytest.raises(AssertionError) as excinfo:
             check(case, ExactMatch())

@@ -24,9 +24,9 @@ from rich.progress import (
 from rich.table import Table
 
 from localeval.events import Event, Listener, MetricFinished, RunStarted
-from localeval.reports.rules import turn_count
+from localeval.reports.rules import composite_failure, turn_count
 from localeval.reports.terminal import print_line, print_table
-from localeval.results import MetricResult, RunReport, RunStats
+from localeval.results import CaseResult, MetricResult, RunReport, RunStats
 
 if TYPE_CHECKING:
     from localeval.alignment import Correlations
@@ -84,6 +84,7 @@ def print_report(console: Console, report: RunReport) -> None:
         label += f" @ {case.target}" if case.target else ""
         table.add_row(str(case.index + 1), escape(label), *map(_cell, case.results))
     print_table(console, table)
+    _print_composite_failures(console, rows)
     print_table(console, _summary_table(report))
     if report.target_summaries:
         print_table(console, _targets_table(report))
@@ -94,6 +95,17 @@ def print_report(console: Console, report: RunReport) -> None:
                                        "over both orders of every pair (0.5: no position bias)."))
     stats = report.stats
     print_line(console, f"{len(report.cases)} cases in {stats.duration_s:.1f} s{_cost(stats)}.")
+
+
+def _print_composite_failures(console: Console, cases: list[CaseResult]) -> None:
+    """One line per failed composite of ``cases``: which part failed it (its cell shows only the
+    aggregate's score, which may clear the threshold)."""
+    for case in cases:
+        for result in case.results:
+            why = composite_failure(result)
+            if why is not None:
+                where = escape(str(case.location or case.index + 1))
+                print_line(console, f"[red]{where}[/] {escape(result.metric)}: {escape(why)}")
 
 
 def _targets_table(report: RunReport) -> Table:

@@ -161,7 +161,7 @@ class Metric(BaseModel):
         for name in self.required_fields():
             value = case.field_value(name)
             if value is None or (value in ("", []) and name not in self.empty_allowed):
-                raise MetricInputError(self.display_name, name)
+                raise MetricInputError(self.display_name, name, absent=value is None)
 
     def _result(self, *, start: float, **fields: Any) -> MetricResult:
         return MetricResult(

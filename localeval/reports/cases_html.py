@@ -16,6 +16,7 @@ from localeval.reports.rules import (
     case_anchor,
     case_label,
     case_number,
+    composite_failure,
     pass_rule,
     verdict_word,
 )
@@ -79,6 +80,8 @@ def _cell(result: MetricResult | None, metric: str) -> str:
         tip = f"{metric}: error: {result.error or ''}"
         return f'<span class="cell error" data-sort="" title="{escape(tip)}">error</span>'
     tip = f"{metric}: {result.score:.4g} {word} (threshold {result.threshold:g})"
+    why = composite_failure(result)
+    tip += f": {why}" if why else ""
     return (
         f'<span class="cell {word}" data-sort="{result.score!r}" title="{escape(tip)}">'
         f"{result.score:.3f}<i>{word}</i></span>"
@@ -111,7 +114,9 @@ def _result(result: MetricResult) -> str:
     facts.append(("took", _duration(result.duration_s)))
     dl = "".join(f"<div><dt>{k}</dt><dd>{escape(v)}</dd></div>" for k, v in facts)
     kind = f' <span class="kind">{escape(result.kind)}</span>' if result.kind != result.metric else ""
-    reason = f'<p class="reason">{escape(result.reason)}</p>' if result.reason else ""
+    why = composite_failure(result)
+    reason = f'<p class="failure">{escape(why)}</p>' if why else ""
+    reason += f'<p class="reason">{escape(result.reason)}</p>' if result.reason else ""
     details = dict(result.details)
     note = details.pop("reason_error", None)
     if note is not None:

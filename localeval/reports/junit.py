@@ -2,8 +2,9 @@
 
 One ``<testsuite>`` per metric, one ``<testcase>`` per case in it: a failed
 result is a ``<failure>`` whose message states the score, the threshold and
-the rule that decided it, with the judge's reason as its text; an errored one
-is an ``<error>``. A conversation is one ``<testcase>`` per metric, and a failure
+the rule that decided it, with the judge's reason as its text (a composite's
+names each part that failed on its own, and the aggregate when it fell short); an
+errored one is an ``<error>``. A conversation is one ``<testcase>`` per metric, and a failure
 lists the verdict on each judged turn under the reason. Each suite's ``<properties>`` name the run and the model.
 """
 

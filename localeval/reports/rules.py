@@ -9,7 +9,7 @@ stay right for a metric they have never heard of.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from localeval.results import CaseResult, MetricResult
 
@@ -44,12 +44,66 @@ def verdict_word(result: MetricResult) -> str:
 
 
 def failure_message(result: MetricResult) -> str:
-    """One line that says why a failed result failed: ``score 0.31 < threshold 0.5 (passes at >=)``."""
-    score = "none" if result.score is None else f"{result.score:.4g}"
+    """One line that says why a failed result failed: ``score 0.31 < threshold 0.5 (passes at score >= threshold)``.
+
+    A composite's line names what failed it: each part that failed on its own,
+    ``part 'faithfulness' failed: score 0.6 < threshold 0.9 (passes at score >= threshold)``,
+    and the aggregate when it fell short of the composite's threshold.
+    """
     if result.score is None:
-        return f"score {score}, threshold {result.threshold:g}"
-    shown = "<" if result.score < result.threshold else ">" if result.score > result.threshold else "="
-    return f"score {score} {shown} threshold {result.threshold:g} (passes at score {pass_rule(result)} threshold)"
+        return f"score none, threshold {result.threshold:g}"
+    parts = composite_parts(result)
+    if parts is None:
+        return _comparison(result.score, result.threshold, result.lower_is_better)
+    failed = result.details.get("failed_parts")
+    named = failed if isinstance(failed, list) else []
+    reasons = [f"part '{name}' failed: {_part_comparison(parts, name)}" for name in named]
+    if not _reaches(result.score, result.threshold, result.lower_is_better):
+        aggregate = f"aggregate ({result.details.get('aggregate')}) fell short: "
+        reasons.append(aggregate + _comparison(result.score, result.threshold, result.lower_is_better))
+        if all(part.get("passed") is True for part in parts):
+            reasons[-1] += "; every part passed on its own"
+    return "; ".join(reasons) or _comparison(result.score, result.threshold, result.lower_is_better)
+
+
+def composite_failure(result: MetricResult) -> str | None:
+    """What failed a failed composite (its :func:`failure_message`); None for any other result.
+
+    For the writers that show a score and its threshold anyway (HTML, the terminal): there
+    only a composite needs the line, as its aggregate can clear the threshold and still fail.
+    """
+    if result.passed is not False or result.errored or composite_parts(result) is None:
+        return None
+    return failure_message(result)
+
+
+def composite_parts(result: MetricResult) -> list[Mapping[str, Any]] | None:
+    """The parts' results of a composite (``details["parts"]``, each a result as a mapping); None for others.
+
+    Shapes, not metric kinds: any result whose details hold an ``aggregate`` and its ``parts`` has them.
+    """
+    parts = result.details.get("parts")
+    if "aggregate" not in result.details or not isinstance(parts, list):
+        return None
+    return [part for part in parts if isinstance(part, Mapping)]
+
+
+def _part_comparison(parts: list[Mapping[str, Any]], name: str) -> str:
+    part = next((p for p in parts if p.get("metric") == name), {})
+    score, threshold = part.get("score"), part.get("threshold")
+    if not isinstance(score, (int, float)) or not isinstance(threshold, (int, float)):
+        return "no score recorded"  # a report edited by hand, say: say so rather than fail
+    return _comparison(score, threshold, bool(part.get("lower_is_better")))
+
+
+def _reaches(score: float, threshold: float, lower_is_better: bool) -> bool:
+    return score <= threshold if lower_is_better else score >= threshold
+
+
+def _comparison(score: float, threshold: float, lower_is_better: bool) -> str:
+    shown = "<" if score < threshold else ">" if score > threshold else "="
+    rule = "<=" if lower_is_better else ">="
+    return f"score {score:.4g} {shown} threshold {threshold:g} (passes at score {rule} threshold)"
 
 
 def turn_verdicts(result: MetricResult) -> list[tuple[int, str]]:

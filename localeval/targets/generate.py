@@ -4,12 +4,23 @@ Each output (or the error that stopped it) is a :class:`Generation`, handed to
 ``record`` as soon as it exists: a run journals it, so a resumed run never
 generates twice. A failure for one golden (the server timed out, the prompt does
 not fit) is that golden's error; the others go on.
+
+A target that serves several requests at once (``capabilities.parallel_requests``:
+an HTTP backend's ``max_concurrency``) gets that many in flight, on a pool of
+threads, as the runner does for a judge; one that serves one (the in-process
+llama.cpp model) runs on the calling thread, in dataset order. Either way
+``record`` and ``progress`` are called on the calling thread, one output at a time,
+in the order they finish (the journal keys each by its golden's index, so the order
+does not matter on resume); the dataset keeps its order. A request is the same
+whoever sends it, so its cache key is too. On Ctrl-C nothing new starts, and the
+requests in flight are waited for and recorded: a resumed run does not repeat them.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
@@ -71,6 +82,8 @@ def generate_outputs(
     """Fill every missing ``actual_output``; ``done`` holds generations already journaled.
 
     Every prompt is rendered first (a missing field raises before any model call).
+    ``record`` and ``progress`` are called on this thread as each output finishes
+    (see the module's docstring for the order).
     """
     todo = needing_output(dataset)
     prompts = render_all(template, dataset, todo)
@@ -80,11 +93,18 @@ def generate_outputs(
     resumed = sum(1 for i in todo if i in done)
     before = _usage(target)
     start = time.perf_counter()
-    for count, index in enumerate(todo, start=1):
-        if index not in done:
-            done[index] = _generate(target, options, prompts[index])
-            record(index, done[index])
-        progress(count, len(todo))
+    finished = resumed
+    progress(finished, len(todo))
+
+    def finish(index: int, generation: Generation) -> None:
+        nonlocal finished
+        done[index] = generation
+        record(index, generation)
+        finished += 1
+        progress(finished, len(todo))
+
+    missing = {i: prompts[i] for i in todo if i not in done}
+    _generate_all(target, options, missing, target.capabilities.parallel_requests, finish)
     after = _usage(target)
     failed = {i: f"the target failed: {done[i].error}" for i in todo if done[i].error is not None}
     cases: list[Case] = [_filled(case, done.get(i)) for i, case in enumerate(dataset.cases)]
@@ -101,6 +121,38 @@ def generate_outputs(
             errors={i: done[i].error or "" for i in failed},
         ),
     )
+
+
+def _generate_all(target: TextBackend, options: TargetOptions, prompts: Mapping[int, tuple[Message, ...]],
+                  parallel: int, finish: Callable[[int, Generation], None]) -> None:
+    """Generate for every golden of ``prompts`` (in their order), up to ``parallel`` requests in
+    flight; ``finish`` gets each on this thread as it is written.
+
+    On Ctrl-C nothing new starts; the requests in flight are waited for (the server works on
+    them anyway) and what they write is still handed to ``finish``, so a resumed run does not
+    ask for them again.
+    """
+    if parallel <= 1 or len(prompts) <= 1:
+        for index, messages in prompts.items():
+            finish(index, _generate(target, options, messages))
+        return
+    pending = iter(prompts.items())
+    with ThreadPoolExecutor(min(parallel, len(prompts)), thread_name_prefix="localeval-target") as pool:
+        running: dict[Future[Generation], int] = {}
+        try:
+            while True:
+                while len(running) < parallel and (item := next(pending, None)) is not None:
+                    running[pool.submit(_generate, target, options, item[1])] = item[0]
+                if not running:
+                    return
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in sorted(finished, key=running.__getitem__):  # those done together: by index
+                    finish(running.pop(future), future.result())
+        except KeyboardInterrupt:
+            for future in sorted(running, key=running.__getitem__):
+                if future.exception() is None:  # waits for it
+                    finish(running[future], future.result())
+            raise
 
 
 def _generate(target: TextBackend, options: TargetOptions, messages: tuple[Message, ...]) -> Generation:
