@@ -1,10 +1,14 @@
 """What a G-Eval score costs in-process: positions read and seconds per score, per model and range.
 
-    python benchmarks/score_cost.py [--ranges 1-5,0-10,0-100] [--top-logprobs 20]
+    python benchmarks/score_cost.py [--models ...] [--ranges 1-5,0-10,0-100] [--top-logprobs 20]
 
-The G-Eval test case of tests/test_http_backends.py; each score measured three times after a warm
-run (the prompt read, the vocabulary indexed), median reported. ``positions`` is the number of
-next-token distributions read, the score position included: over HTTP, the requests per case.
+The G-Eval test case of tests/test_http_backends.py. ``again``: the same case scored again after
+a warm run (the prompt is in the context; the vocabulary indexed): what the score position and
+the continuations cost. ``new case``: each score on another case (another answer), so the part
+of the prompt after the case's first difference is read too, as in a real run. Three scores
+each, median reported. ``positions`` is the number of next-token distributions read, the score
+position included: over HTTP, the requests per score. Runs against whichever ``localeval`` is
+on PYTHONPATH (main's has no ``top_logprobs`` option and reads one position per candidate token).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from localeval.metrics import Metric, build_metric
 from localeval.paths import Paths
 
 CASE = TestCase(input="What is the capital of France?", actual_output="Paris is the capital of France.")
+ANSWERS = ("Paris.", "It is Paris.", "Lyon is the capital of France.", "The capital is Paris, on the Seine.")
 GEVAL = {"criteria": "The answer is correct and complete.", "include_reason": False, "layout": "case_first",
          "evaluation_steps": ["Check that the answer is correct.", "Check that it is complete."],
          "min_covered_mass": 0.0}
@@ -45,6 +50,16 @@ def counted(backend: LlamaCppBackend, metric: Metric) -> int:
     return replies[-1].usage.completion_tokens + 1
 
 
+def seconds(metric: Metric, backend: LlamaCppBackend, cases: list[TestCase]) -> float:
+    """The median time of one score, over ``cases``."""
+    times = []
+    for case in cases:
+        start = time.perf_counter()
+        metric.measure(case, backend)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="smollm2-135m-instruct,gemma-3-270m")
@@ -52,21 +67,19 @@ def main() -> None:
     parser.add_argument("--top-logprobs", type=int, default=None)
     args = parser.parse_args()
     catalog = ModelCatalog(Paths.from_environ(os.environ).home)
+    extra = {} if args.top_logprobs is None else {"top_logprobs": args.top_logprobs}
     for name in args.models.split(","):
         spec, path = catalog.resolve(name)
-        backend = LlamaCppBackend(path, spec, LlamaCppOptions(top_logprobs=args.top_logprobs))
+        backend = LlamaCppBackend(path, spec, LlamaCppOptions(**extra))
         for score_range in args.ranges.split(","):
             low, high = (int(v) for v in score_range.split("-"))
             metric = build_metric("geval", {**GEVAL, "score_range": [low, high]})
-            metric.measure(CASE, backend)
-            times = []
-            for _ in range(3):
-                start = time.perf_counter()
-                result = metric.measure(CASE, backend)
-                times.append(time.perf_counter() - start)
+            result = metric.measure(CASE, backend)
+            again = seconds(metric, backend, [CASE] * 3)
+            fresh = seconds(metric, backend, [CASE.model_copy(update={"actual_output": a}) for a in ANSWERS[:3]])
             positions = counted(backend, metric)
             print(f"{name} {score_range}: score {result.score:.7f} covered {result.details['covered_mass']:.3f} "
-                  f"positions {positions} median {statistics.median(times):.3f} s", flush=True)
+                  f"positions {positions} again {again:.3f} s new case {fresh:.3f} s", flush=True)
         backend.close()
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from localeval.case import TestCase
 from localeval.distribution import (
+    PRUNE_BELOW,
     CandidateDistribution,
     ListedTokens,
     answer_pieces,
@@ -15,7 +16,6 @@ from localeval.distribution import (
     log_softmax,
     log_sum_exp,
     number_role,
-    PRUNE_BELOW,
     read_whole_answers,
     renormalize,
     scale_to_unit,

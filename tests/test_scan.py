@@ -19,7 +19,6 @@ from localeval.backends.scan import (
     read_distribution,
     require_single_characters,
     score_position,
-    score_sequence,
     whole_answer_distribution,
 )
 from localeval.errors import BackendError, CandidateError
@@ -281,4 +280,3 @@ def test_one_scores_requests_go_back_to_back_while_others_wait():
     assert sorted(names) == ["a"] * 3 + ["b"] * 3
     assert names in (["a"] * 3 + ["b"] * 3, ["b"] * 3 + ["a"] * 3)
     assert [prefix for _, prefix in sent] == ["", "3", "4"] * 2  # each in preorder
-    assert score_sequence("http://one") is score_sequence("http://one") is not score_sequence("http://two")

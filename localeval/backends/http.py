@@ -29,6 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from localeval.backends.options import HttpOptions
+from localeval.backends.sequence import endpoint_order
 from localeval.errors import BackendError, BackendUnavailable
 
 #: Characters of a response body quoted in an error message.
@@ -109,7 +110,7 @@ class RequestPolicy:
         while True:
             attempt += 1
             try:
-                with self._slots:
+                with endpoint_order(url).shared(), self._slots:  # not inside a score's requests
                     return send(attempt)
             except (HttpStatusError, httpx.TransportError) as failure:
                 delay = self._delay(failure, attempt)

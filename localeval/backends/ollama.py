@@ -233,7 +233,7 @@ class OllamaBackend:
             return ScoredToken.from_json(reply.logprobs[0].model_dump())
 
         distribution, _ = whole_answer_distribution(request.candidates, first_token, self.options.top_logprobs,
-                                                    self.options.base_url)
+                                                    self._ollama.shown_url)
         return DistributionReply(distribution=distribution, usage=summed(usages))
 
     def _chat(

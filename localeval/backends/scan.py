@@ -38,12 +38,12 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from localeval.backends.base import Capabilities, Message
+from localeval.backends.sequence import endpoint_order
 from localeval.distribution import (
     CandidateDistribution,
     ListedTokens,
@@ -136,29 +136,6 @@ def listed_tokens(token: ScoredToken, k: int) -> ListedTokens:
     return ListedTokens.summed(sorted(token.top, key=lambda pair: -pair[1])[:k])
 
 
-_SEQUENCES: dict[str, threading.Lock] = {}
-_SEQUENCES_GUARD = threading.Lock()
-
-
-def score_sequence(endpoint: str) -> threading.Lock:
-    """The lock that keeps one score's requests to ``endpoint`` back to back (one per endpoint URL).
-
-    llama-cpp-python's server and Ollama keep the KV cells of the last prompt
-    and read a new one on top of the prefix they share. With a score's requests
-    sent in preorder (:func:`localeval.distribution.read_whole_answers`) and
-    nothing else in between, each continuation is read as one token on its
-    parent's cells, as in-process; another request in between (another score
-    in flight, a JSON call) would make the server re-read the continuation's
-    prompt in one longer batch, whose logits differ (by up to 0.1 in
-    log-probability, SmolLM2 on CPU). A server that answers one request at a
-    time (llama-cpp-python's) loses no throughput to it; one with parallel
-    slots serves one score at a time per client process. Within one process
-    only: other processes (Ray workers) sending to one server are not ordered.
-    """
-    with _SEQUENCES_GUARD:
-        return _SEQUENCES.setdefault(endpoint, threading.Lock())
-
-
 def whole_answer_distribution(
     candidates: Sequence[str], first_token: Callable[[str, int], ScoredToken | None], k: int, endpoint: str
 ) -> tuple[CandidateDistribution, int]:
@@ -172,7 +149,8 @@ def whole_answer_distribution(
     :func:`localeval.distribution.read_whole_answers`, the in-process backend's
     own; only what a server does not list differs (it counts as 0, so
     ``covered_mass`` is a lower bound). The requests go to ``endpoint`` back to
-    back, the score position's first (:func:`score_sequence`).
+    back, the score position's first, nothing else from this process in between
+    (:mod:`localeval.backends.sequence`).
     """
     asked: list[ScoredToken] = []
 
@@ -187,7 +165,7 @@ def whole_answer_distribution(
             "and listed no alternatives there"
         )
 
-    with score_sequence(endpoint):
+    with endpoint_order(endpoint).exclusive():
         logprobs = read_whole_answers(candidates, after)
     if all(v == -math.inf for v in logprobs.values()):
         seen = [text for text, _ in sorted(asked[0].top, key=lambda kv: -kv[1])][:10]
