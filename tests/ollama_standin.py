@@ -28,9 +28,9 @@ Fidelity limits — where it is not Ollama:
   token on top of the kept KV cells, as Ollama (and llama-cpp-python's server)
   read it: a continuation asked for right after its parent. Otherwise only whole
   64-token batches of the shared prefix are kept, so a prompt's numbers are those
-  of a cold read whatever came before; Ollama reuses the whole shared prefix,
-  which for SmolLM2 gives the same numbers within 1e-6 (a batch of two tokens or
-  more), not for every model (docs/http-backends.md).
+  of a cold read whatever came before; Ollama reuses the whole shared prefix
+  (for SmolLM2 the prompt's split moved nothing measurable; FACTS records that
+  it moves Gemma's logits: docs/http-backends.md).
 * Options honoured: ``temperature``, ``seed``, ``num_predict``, ``top_k``,
   ``top_p``, ``min_p``, ``repeat_penalty``; the rest are ignored. Unset ones
   take Ollama's documented defaults (0.8, random, unlimited, 40, 0.9, 0.0, 1.1),
@@ -225,8 +225,8 @@ class OllamaStandIn:
     def keep_shared_prefix(self, tokens: list[int]) -> None:
         """Keep what llama.cpp reads ``tokens`` on top of: one token after the kept prefix, or whole batches.
 
-        llama.cpp's numbers depend on how a prompt is split into batches, and a batch of one
-        token gives other logits (by up to 0.1) than a longer one. A request one token longer
+        llama.cpp's numbers depend on how a text is split into batches: "1" then "0" read one at
+        a time give logits up to 0.30 apart from "10" read in one batch. A request one token longer
         than the kept prefix (a continuation right after its parent or a sibling) reads that
         token alone on the prefix's KV cells, as Ollama does and as the model does when it
         generates. Otherwise only whole 64-token batches are kept: the prompt is read as a

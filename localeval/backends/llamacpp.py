@@ -263,9 +263,9 @@ class LlamaCppBackend:
 
         llama-cpp-python's own rule for a new prompt (``Llama.generate``), which its
         server follows: keep the shared prefix, read the rest (at least the last
-        token). The batch matters: llama.cpp computes a batch of one token another
-        way than a longer one, and logits differ by up to 0.1 in log-probability
-        (measured, SmolLM2 Q4_1); read the same way, they agree within 4e-7.
+        token). The batches matter: "1" then "0" read one at a time give logits up
+        to 0.30 apart in log-probability from "10" read in one batch (SmolLM2 Q4_1,
+        measured); read the same way as the server, they agree within 4e-7.
         """
         cached = self._llm.input_ids[: self._llm.n_tokens]
         limit = min(len(cached), len(tokens) - 1)

@@ -8,8 +8,8 @@ nothing else reaches the server in between, each continuation is read as one
 token on its parent's cells — what the in-process backend computes, and what
 the model computes when it generates. Another request in between (another score
 in flight, a JSON call, a target's output) would make the server re-read the
-continuation's prompt in one longer batch, whose logits differ (by up to 0.1 in
-log-probability, SmolLM2 on CPU).
+continuation's prompt in one longer batch, whose logits differ (by up to 0.30 in
+log-probability, SmolLM2 on CPU: docs/http-backends.md).
 
 So each server (by its origin: scheme, host and port) has an :class:`EndpointOrder`:
 a score holds it :meth:`~EndpointOrder.exclusive` across its requests, every
