@@ -6,7 +6,7 @@ The G-Eval test case of tests/test_http_backends.py. ``again``: the same case sc
 a warm run (the prompt is in the context; the vocabulary indexed): what the score position and
 the continuations cost. ``new case``: each score on another case (another answer), so the part
 of the prompt after the case's first difference is read too, as in a real run. Three scores
-each, median reported. ``positions`` is the number of next-token distributions read, the score
+each, median wall and CPU time reported. ``positions`` is the number of next-token distributions read, the score
 position included: over HTTP, the requests per score. Runs against whichever ``localeval`` is
 on PYTHONPATH (main's has no ``top_logprobs`` option and reads one position per candidate token).
 """
@@ -50,14 +50,19 @@ def counted(backend: LlamaCppBackend, metric: Metric) -> int:
     return replies[-1].usage.completion_tokens + 1
 
 
-def seconds(metric: Metric, backend: LlamaCppBackend, cases: list[TestCase]) -> float:
-    """The median time of one score, over ``cases``."""
-    times = []
+def seconds(metric: Metric, backend: LlamaCppBackend, cases: list[TestCase]) -> str:
+    """The median wall and CPU time of one score, over ``cases``.
+
+    CPU time (this process's) is the steadier figure on a shared machine: llama.cpp runs on one
+    thread here, and waiting for a core does not count.
+    """
+    wall, cpu = [], []
     for case in cases:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         metric.measure(case, backend)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return f"{statistics.median(wall):.3f} s (cpu {statistics.median(cpu):.3f} s)"
 
 
 def main() -> None:
@@ -79,7 +84,7 @@ def main() -> None:
             fresh = seconds(metric, backend, [CASE.model_copy(update={"actual_output": a}) for a in ANSWERS[:3]])
             positions = counted(backend, metric)
             print(f"{name} {score_range}: score {result.score:.7f} covered {result.details['covered_mass']:.3f} "
-                  f"positions {positions} again {again:.3f} s new case {fresh:.3f} s", flush=True)
+                  f"positions {positions} again {again} new case {fresh}", flush=True)
         backend.close()
 
 
