@@ -29,8 +29,8 @@ Fidelity limits — where it is not Ollama:
   read it: a continuation asked for right after its parent. Otherwise only whole
   64-token batches of the shared prefix are kept, so a prompt's numbers are those
   of a cold read whatever came before; Ollama reuses the whole shared prefix
-  (for SmolLM2 the prompt's split moved nothing measurable; FACTS records that
-  it moves Gemma's logits: docs/http-backends.md).
+  (for SmolLM2 the prompt's split moved nothing measurable; for Gemma a
+  different split of the same prompt moved a log-probability by 0.04).
 * Options honoured: ``temperature``, ``seed``, ``num_predict``, ``top_k``,
   ``top_p``, ``min_p``, ``repeat_penalty``; the rest are ignored. Unset ones
   take Ollama's documented defaults (0.8, random, unlimited, 40, 0.9, 0.0, 1.1),

@@ -171,6 +171,55 @@ def test_geval_scores_alike_in_process_through_the_standin_and_the_server(
     assert covered["top 20"] < covered["in-process"]  # what the top 20 do not list is not counted
 
 
+RUN_CONFIG = """
+[dataset]
+path = "cases.jsonl"
+
+[backend]
+{backend}
+
+[cache]
+enabled = false
+
+[[metrics]]
+metric = "geval"
+name = "correct"
+criteria = "The answer is correct."
+evaluation_steps = ["Check that the answer is correct."]
+score_range = [0, 10]
+include_reason = false
+"""
+
+
+def test_localeval_run_scores_zero_to_ten_alike_in_process_through_the_server_and_the_standin(
+    tmp_path, llama_server, standin
+):
+    """Issue 13's done-when, through the command line: three cases, a 0-10 G-Eval, three judges."""
+    cases = [{"name": f"sum-{n}", "input": f"What is {n} + {n}?", "actual_output": str(2 * n + n % 2)}
+             for n in range(3)]
+    (tmp_path / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    backends = {
+        "in-process": 'kind = "llama.cpp"\ntop_logprobs = 20',
+        "server": f'kind = "llama-cpp-python"\nbase_url = "{llama_server.url}"\napi_key_env = "JUDGE_KEY"',
+        "standin": f'kind = "ollama"\nbase_url = "{standin.url}"\nmodel = "smollm2:135m"',
+    }
+    scores = {}
+    for name, backend in backends.items():
+        (tmp_path / f"{name}.toml").write_text(RUN_CONFIG.format(backend=backend))
+        run = subprocess.run(
+            [sys.executable, "-m", "localeval", "run", "-c", str(tmp_path / f"{name}.toml"),
+             "--report", str(tmp_path / f"{name}.json")],
+            capture_output=True, text=True, timeout=600, env={**os.environ, "JUDGE_KEY": KEY},
+        )
+        assert run.returncode in (0, 1), run.stderr
+        report = json.loads((tmp_path / f"{name}.json").read_text())
+        scores[name] = [case["results"][0]["score"] for case in report["cases"]]
+        assert all(case["results"][0]["error"] is None for case in report["cases"]), report
+    assert None not in scores["in-process"]
+    for name in ("server", "standin"):
+        assert scores[name] == pytest.approx(scores["in-process"], abs=1e-6), name
+
+
 def test_json_from_the_server_is_the_in_process_json(openai_backend, llama_backend):
     """The preset sends the in-process sampling settings (no repeat penalty, no top-k/p cut), so at
     temperature 0 both routes extract the same claims from the same text."""
