@@ -238,7 +238,9 @@ def read_whole_answers(
     " 10" — and then the answer must end: P(c) · P(the answer ends | c) (see
     :func:`whole_answer_logprobs`). P(end | c) is the mass of the tokens that
     end a number, plus P(".") · P(no digit follows | c + "."), since a bare "."
-    is a full stop unless a digit follows it.
+    is a full stop unless a digit follows it. A candidate's surrounding
+    whitespace is not part of the answer (the arena's " A" is "A", written
+    with or without a space at the first token).
 
     One general mechanism for every backend: the in-process backend reads each
     ``after`` from the whole vocabulary, a server from its top alternatives
@@ -282,8 +284,9 @@ def read_whole_answers(
                 terms[need].append(view.logprob(text) + read[text][there])
         return {need: log_sum_exp(found) for need, found in terms.items()}
 
-    found = walk("", 0.0, set(candidates))
-    return {c: found[c] for c in candidates}
+    answers = {c: c.strip() or c for c in candidates}  # " A" is the answer "A", however it is spaced
+    found = walk("", 0.0, set(answers.values()))
+    return {c: found[answer] for c, answer in answers.items()}
 
 
 def expected_value(probabilities: Mapping[str, float], values: Mapping[str, float]) -> float:

@@ -362,6 +362,15 @@ def test_a_prefix_below_the_bound_is_not_read_and_costs_less_than_the_bound() ->
     assert 0.0 < math.exp(every["4"]) - math.exp(pruned["4"]) < PRUNE_BELOW
 
 
+def test_a_candidates_surrounding_whitespace_is_not_part_of_the_answer() -> None:
+    """The arena's candidates are " A" and " B": the letters, written with a space or without."""
+    after, _ = views({"": {" A": 0.5, "A": 0.1, " B": 0.3}, " A": {"\n": 0.8, "1": 0.2}, "A": {".": 1.0},
+                      "A.": {" It": 1.0}, " B": {"\n": 1.0}})
+    whole = read_whole_answers((" A", " B"), after)
+    assert math.exp(whole[" A"]) == pytest.approx(0.5 * 0.8 + 0.1 * 1.0, rel=1e-12)
+    assert math.exp(whole[" B"]) == pytest.approx(0.3, rel=1e-12)
+
+
 def test_a_prefix_with_no_probability_is_never_asked_for() -> None:
     after, asked = views({"": {"2": 1.0}, "2": {"\n": 1.0}})
     assert read_whole_answers(("1", "2"), after) == {"1": -math.inf, "2": 0.0}
