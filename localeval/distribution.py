@@ -255,7 +255,7 @@ def read_whole_answers(
     views: dict[str, NextTokens] = {}
     log_prune = math.log(prune_below) if prune_below > 0.0 else -math.inf
 
-    def walk(prefix: str, log_p: float, needs: set[Need]) -> dict[Need, float]:
+    def walk(prefix: str, log_p: float, needs: dict[Need, None]) -> dict[Need, float]:
         if prefix not in views:
             views[prefix] = after(prefix)
         view = views[prefix]
@@ -273,11 +273,11 @@ def read_whole_answers(
                         terms[need].append(view.logprob(text))
                     else:
                         steps.append((need, text, rest))
-        children: dict[str, set[Need]] = {}
+        children: dict[str, dict[Need, None]] = {}  # ordered, not sets: sums in the same order in every process
         for _, text, there in steps:
             logprob = view.logprob(text)
             if logprob > -math.inf and log_p + logprob >= log_prune:
-                children.setdefault(text, set()).add(there)
+                children.setdefault(text, {})[there] = None
         read = {text: walk(prefix + text, log_p + view.logprob(text), children[text]) for text in sorted(children)}
         for need, text, there in steps:
             if text in read:
@@ -285,7 +285,7 @@ def read_whole_answers(
         return {need: log_sum_exp(found) for need, found in terms.items()}
 
     answers = {c: c.strip() or c for c in candidates}  # " A" is the answer "A", however it is spaced
-    found = walk("", 0.0, set(answers.values()))
+    found = walk("", 0.0, dict.fromkeys(answers.values()))
     return {c: found[answer] for c, answer in answers.items()}
 
 
