@@ -67,7 +67,7 @@ class Vocabulary:
     text_of: tuple[str, ...]  # each token's text, by id
     ids: dict[str, np.ndarray]  # token ids by text
     by_core: dict[str, tuple[str, ...]]  # texts by their whitespace-stripped core
-    classes: dict[TokenClass, np.ndarray]  # float masks (1.0 in the class), for one dot product each
+    classes: dict[TokenClass, np.ndarray]  # boolean masks (True in the class), one masked sum each
 
     @classmethod
     def from_texts(cls, texts: Sequence[str]) -> Vocabulary:
@@ -79,7 +79,7 @@ class Vocabulary:
             if text.strip():
                 by_core.setdefault(text.strip(), []).append(text)
         classes: dict[TokenClass, np.ndarray] = {
-            name: np.array([in_class(t, name) for t in texts], dtype=np.float64)
+            name: np.array([in_class(t, name) for t in texts], dtype=bool)
             for name in ("ends", "point", "no_digit")
         }
         return cls(
@@ -94,7 +94,7 @@ class VocabularyTokens:
     """The next-token distribution over the whole vocabulary at one position (a ``NextTokens``).
 
     Kept as logits and their log-normalizer: a token's log-probability is one
-    subtraction, a class's mass one dot product — no log-softmax array per position.
+    subtraction, a class's mass one masked sum — no log-softmax array per position.
     """
 
     def __init__(self, logits: np.ndarray, vocabulary: Vocabulary) -> None:
@@ -117,7 +117,9 @@ class VocabularyTokens:
         return log_sum_exp((self._logits[ids] - self._log_total).tolist())
 
     def class_logprob(self, token_class: TokenClass) -> float:
-        mass = float(self._probabilities @ self._vocabulary.classes[token_class])
+        # numpy's own sum, not a BLAS dot product: BLAS splits a long one between its threads, and the
+        # sum's last bits then depend on how many it has (Ray workers get one): scores 5e-16 apart.
+        mass = float(self._probabilities[self._vocabulary.classes[token_class]].sum())
         return math.log(mass) if mass > 0.0 else -math.inf
 
     def top(self, k: int) -> ListedTokens:
