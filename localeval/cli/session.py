@@ -62,7 +62,7 @@ def settings_from_cli(
     fields: list[str] | None,
     list_delimiter: str | None,
     backend: str | None = None,
-    base_url: str | None = None,
+    base_url: str | list[str] | None = None,
     report: Path | None,
     no_cache: bool,
     cache_dir: Path | None,
@@ -119,7 +119,8 @@ BACKEND_FLAGS = {"--model": "model", "--base-url": "base_url", "--threads": "n_t
 
 
 def _backend_overrides(
-    base: BackendOptions, kind: str | None, model: str | None, base_url: str | None, threads: int | None
+    base: BackendOptions, kind: str | None, model: str | None, base_url: str | list[str] | None,
+    threads: int | None,
 ) -> BackendOptions:
     """``base`` with the command line's backend options on top, checked.
 
@@ -128,7 +129,7 @@ def _backend_overrides(
     take (``--threads`` for a server) is an error naming the option and the kind.
     """
     table: dict[str, Any] = base.model_dump() if kind in (None, base.kind) else {"kind": kind}
-    given = {"--model": model, "--base-url": base_url, "--threads": threads}
+    given = {"--model": model, "--base-url": _urls(base_url), "--threads": threads}
     try:
         takes = backend_kind(table["kind"]).options.model_fields
     except ConfigError as err:
@@ -140,6 +141,15 @@ def _backend_overrides(
             raise ConfigError(f"{flag} does not apply to the {table['kind']} backend")
         table[BACKEND_FLAGS[flag]] = value
     return parse_backend(table, "command line: backend")
+
+
+def _urls(given: str | list[str] | None) -> str | list[str] | None:
+    """``--base-url`` given once, several times or comma-separated: one URL, or a fleet's list."""
+    if given is None:
+        return None
+    urls = [url.strip() for text in ([given] if isinstance(given, str) else given) for url in text.split(",")]
+    urls = [url for url in urls if url]
+    return urls[0] if len(urls) == 1 else urls
 
 
 @dataclass(frozen=True)
@@ -318,7 +328,7 @@ def meta_eval_settings_from_cli(
     no_cache: bool,
     cache_dir: Path | None,
     backend: str | None = None,
-    base_url: str | None = None,
+    base_url: str | list[str] | None = None,
 ) -> MetaEvalSettings:
     """The command line's options, parsed and checked; a problem is a one-line ``ConfigError``."""
     backend_config = _backend_overrides(LlamaCppOptions(), backend, model, base_url, threads)

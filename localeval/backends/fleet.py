@@ -1,0 +1,400 @@
+"""A fleet of judge servers: one backend over several endpoints that serve the same model.
+
+An HTTP backend given several base URLs (``base_url = ["http://a:8000/v1",
+"http://b:8000/v1"]``) opens one backend per endpoint and puts this in front:
+
+- **Identity.** Every endpoint is asked who it is when the fleet opens (the
+  backend's own identification: the served model, its file's sha256 or Ollama's
+  digest, the runtime, the settings). Endpoints that disagree are a
+  :class:`ConfigError` naming both endpoints and both identities, before any
+  judge call. An endpoint that is down at the start is left out and verified
+  the same way when it comes back; it never answers before that.
+- **Prefix affinity.** A call goes to the endpoint that ranks highest for its
+  *prefix key* (:func:`prefix_key`: the conversation up to its first user
+  message) by rendezvous hashing (:func:`ranking`), so calls about one prompt
+  (a score read, its reason as a follow-up turn) meet the server that already
+  read it, and removing an endpoint moves only the keys it had. A key an
+  endpoint has served stays with it; a new key whose first choice is busy goes
+  to the next endpoint in its ranking with a free slot.
+- **Concurrency per endpoint.** Each endpoint takes at most its backend's
+  ``max_concurrency`` calls at once; the fleet serves their sum.
+- **Failures.** A call that fails because of its endpoint (it cannot be
+  reached, or answers 5xx/429, or times out, after localeval's retries) takes
+  the endpoint out for ``eject_cooldown`` seconds and goes to the next endpoint
+  in its ranking. After the cooldown the endpoint is opened and verified again
+  before it gets calls. Other errors (a reply that breaks its schema) are the
+  call's, not the endpoint's, and are raised as they are.
+
+Scores do not depend on the endpoint (same model, same request, greedy
+decoding), so the fleet's fingerprint leaves the addresses out where the model
+file's sha256 pins the weights: a cache filled by one fleet serves another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from localeval.backends.base import (
+    Backend,
+    Capabilities,
+    DistributionReply,
+    DistributionRequest,
+    Fingerprint,
+    JsonReply,
+    JsonRequest,
+    Message,
+    TextBackend,
+    TextReply,
+    TextRequest,
+)
+from localeval.backends.http import HttpStatusError, ReplyTimeout, display_url
+from localeval.errors import BackendError, BackendUnavailable, ConfigError
+
+R = TypeVar("R")
+#: Prefix keys an endpoint remembers having served (the oldest are forgotten first).
+REMEMBERED_KEYS = 4096
+#: Seconds a thread waiting for a free slot sleeps at most before it looks for returning endpoints.
+POLL = 0.5
+
+
+def prefix_key(messages: Sequence[Message]) -> str:
+    """What calls sharing a prompt prefix have in common: the messages up to the first user message.
+
+    A score read, the continuation reads of the same prompt and a reason asked as
+    a follow-up turn all begin with that; different cases differ in it (their
+    fields are in the first user message).
+    """
+    head: list[str] = []
+    for message in messages:
+        head.append(f"{message.role}\x00{message.content}")
+        if message.role == "user":
+            break
+    return hashlib.sha256("\x01".join(head).encode()).hexdigest()
+
+
+def ranking(key: str, endpoints: Sequence[str]) -> list[str]:
+    """``endpoints`` from the most to the least preferred for ``key`` (rendezvous hashing).
+
+    Each (endpoint, key) pair gets a weight from a hash; the order is by weight.
+    Removing an endpoint keeps every other key's order, so only its keys move.
+    """
+    def weight(endpoint: str) -> bytes:
+        return hashlib.sha256(f"{endpoint}\x00{key}".encode()).digest()
+
+    return sorted(endpoints, key=weight, reverse=True)
+
+
+def is_endpoint_failure(err: BaseException) -> bool:
+    """Whether ``err`` (after the request policy's retries) says the endpoint, not the call, is at fault."""
+    if isinstance(err, HttpStatusError):
+        return err.retryable
+    return isinstance(err, (BackendUnavailable, ReplyTimeout))
+
+
+def identity(fingerprint: Fingerprint, address: str) -> dict[str, Any]:
+    """The fingerprint without the endpoint's address (the setting called ``address``)."""
+    data = fingerprint.model_dump(mode="json")
+    data["settings"] = {k: v for k, v in fingerprint.settings.items() if k != address}
+    return data
+
+
+@dataclass
+class Endpoint:
+    """One server of the fleet and what the fleet knows about it."""
+
+    url: str
+    limit: int
+    backend: Backend | None = None
+    in_flight: int = 0
+    #: When it may be tried again (clock seconds); 0 while it is in.
+    out_until: float = 0.0
+    reviving: bool = False
+    last_error: str = ""
+    served: int = 0
+    reused: int = 0
+    failures: int = 0
+    keys: OrderedDict[str, None] = field(default_factory=OrderedDict)
+
+    @property
+    def shown(self) -> str:
+        return display_url(self.url)
+
+    def usable(self) -> bool:
+        return self.backend is not None and self.out_until == 0.0
+
+    def remember(self, key: str) -> bool:
+        """Note that this endpoint served ``key``; whether it had served it before."""
+        seen = key in self.keys
+        self.keys[key] = None
+        self.keys.move_to_end(key)
+        if len(self.keys) > REMEMBERED_KEYS:
+            self.keys.popitem(last=False)
+        return seen
+
+
+@dataclass(frozen=True)
+class EndpointStats:
+    """What one endpoint did: calls answered, how many of them had a prefix key it had served before."""
+
+    url: str
+    state: str
+    served: int
+    reused: int
+    failures: int
+
+
+class FleetBackend:
+    """One judge over several endpoints serving the same model. Safe to share between threads."""
+
+    def __init__(
+        self,
+        urls: Sequence[str],
+        open_endpoint: Callable[[str], Backend],
+        *,
+        limit: int,
+        cooldown: float,
+        address: str = "base_url",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Open every endpoint and check they agree; :class:`ConfigError` when two differ,
+        :class:`BackendUnavailable` when none can be reached.
+
+        ``open_endpoint(url)`` builds and identifies one endpoint's backend;
+        ``address`` is the fingerprint setting holding the endpoint's address.
+        """
+        if len(set(urls)) != len(urls) or not urls:
+            raise ConfigError(f"a fleet needs distinct base URLs, got {list(urls)}")
+        self._open, self._cooldown, self._address, self._clock = open_endpoint, cooldown, address, clock
+        self._endpoints = [Endpoint(url, limit) for url in urls]
+        self._by_url = {e.url: e for e in self._endpoints}
+        self._sticky: OrderedDict[str, str] = OrderedDict()
+        self._cond = threading.Condition()
+        self._identity: dict[str, Any] | None = None
+        self._reference: Endpoint | None = None
+        try:
+            for endpoint in self._endpoints:
+                self._admit(endpoint, self._start(endpoint))
+        except BaseException:
+            self.close()
+            raise
+        if self._reference is None:
+            reasons = "; ".join(e.last_error for e in self._endpoints)
+            raise BackendUnavailable(f"no endpoint of the fleet can be reached: {reasons}")
+        self._fingerprint: Fingerprint = self._fleet_fingerprint(self._any_backend())
+
+    def _start(self, endpoint: Endpoint) -> Backend | None:
+        """The endpoint's backend, or None (it is out for a cooldown) when it cannot be reached."""
+        try:
+            return self._open(endpoint.url)
+        except BackendUnavailable as err:
+            with self._cond:
+                endpoint.last_error = str(err)
+                endpoint.out_until = self._clock() + self._cooldown
+            return None
+
+    def _admit(self, endpoint: Endpoint, backend: Backend | None) -> None:
+        """Let ``backend`` answer for ``endpoint`` if it is the fleet's model; ConfigError otherwise.
+
+        An endpoint verified again after a cooldown keeps the backend it had (calls may still be
+        in flight on it; its connections reopen by themselves): the new one only proved the identity.
+        """
+        if backend is None:
+            return
+        found = identity(backend.fingerprint, self._address)
+        if self._identity is None or self._reference is None:
+            self._identity, self._reference = found, endpoint
+        elif found != self._identity:
+            backend.close()
+            ours, theirs = _differences(self._identity, found)
+            raise ConfigError(
+                f"the fleet's endpoints serve different models: {self._reference.shown} reports {ours}, "
+                f"{endpoint.shown} reports {theirs}"
+            )
+        if endpoint.backend is None:
+            endpoint.backend = backend
+        else:
+            backend.close()
+        endpoint.out_until, endpoint.last_error = 0.0, ""
+
+    def __repr__(self) -> str:
+        return f"FleetBackend({[e.shown for e in self._endpoints]!r})"
+
+    def close(self) -> None:
+        """Close every endpoint's backend."""
+        for endpoint in self._endpoints:
+            if endpoint.backend is not None:
+                endpoint.backend.close()
+
+    # -- what the fleet is --------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The endpoints' capabilities (they serve the same model), serving the sum of their limits."""
+        own = self._any_backend().capabilities
+        notes = {**own.notes, "fleet": self._summary()}
+        total = sum(e.limit for e in self._endpoints)
+        return own.model_copy(update={"parallel_requests": total, "notes": notes})
+
+    @property
+    def fingerprint(self) -> Fingerprint:
+        return self._fingerprint
+
+    def _any_backend(self) -> Backend:
+        """The first endpoint's backend that was verified (there is one once the fleet is open)."""
+        return next(e.backend for e in self._endpoints if e.backend is not None)
+
+    def _fleet_fingerprint(self, reference: Backend) -> Fingerprint:
+        """The endpoints' common identity. Their addresses are in it only when no model file hash
+        pins the weights: a model name alone does not say that two servers hold the same file."""
+        own = reference.fingerprint
+        settings = {k: v for k, v in own.settings.items() if k != self._address}
+        if own.model_sha256 is None:
+            settings["endpoints"] = sorted(e.shown for e in self._endpoints)
+        return own.model_copy(update={"settings": settings})
+
+    def stats(self) -> list[EndpointStats]:
+        """Each endpoint's counters, in the configured order."""
+        with self._cond:
+            return [EndpointStats(e.shown, self._state(e), e.served, e.reused, e.failures) for e in self._endpoints]
+
+    def _state(self, endpoint: Endpoint) -> str:
+        if endpoint.usable():
+            return "in"
+        return f"out ({endpoint.last_error})" if endpoint.last_error else "out"
+
+    def _summary(self) -> str:
+        return "; ".join(f"{s.url}: {s.state}, {s.served} served, {s.reused} reused a prefix" for s in self.stats())
+
+    # -- the operations --------------------------------------------------------------------
+
+    def generate_json(self, request: JsonRequest) -> JsonReply:
+        return self._call(request.messages, lambda backend: backend.generate_json(request))
+
+    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
+        return self._call(request.messages, lambda backend: backend.candidate_distribution(request))
+
+    def generate_text(self, request: TextRequest) -> TextReply:
+        def text(backend: Backend) -> TextReply:
+            if not isinstance(backend, TextBackend):
+                raise BackendError(f"the {backend.fingerprint.kind} backend does not generate free text")
+            return backend.generate_text(request)
+
+        return self._call(request.messages, text)
+
+    def _call(self, messages: Sequence[Message], operation: Callable[[Backend], R]) -> R:
+        """``operation`` on the endpoint chosen for ``messages``; on an endpoint's failure, on the next."""
+        key = prefix_key(messages)
+        tried: list[str] = []
+        while True:
+            endpoint, backend = self._acquire(key, tried)
+            try:
+                result = operation(backend)
+            except BackendError as err:
+                self._release(endpoint, key, err if is_endpoint_failure(err) else None)
+                if not is_endpoint_failure(err):
+                    raise
+                tried.append(endpoint.url)
+                continue
+            except BaseException:
+                self._release(endpoint, key, None)
+                raise
+            self._release(endpoint, key, None, served=True)
+            return result
+
+    # -- routing ---------------------------------------------------------------------------
+
+    def _acquire(self, key: str, tried: Sequence[str]) -> tuple[Endpoint, Backend]:
+        """A slot on the endpoint for ``key``; waits while its endpoint is busy."""
+        with self._cond:
+            while True:
+                due = self._due()
+                if due is not None:
+                    self._cond.release()
+                    try:
+                        self._revive(due)
+                    finally:
+                        self._cond.acquire()
+                    continue
+                order = [self._by_url[u] for u in ranking(key, [e.url for e in self._endpoints])]
+                usable = [e for e in order if e.usable() and e.url not in tried]
+                if not usable:
+                    raise self._all_out(tried)
+                chosen = self._choose(key, usable)
+                if chosen is not None and chosen.backend is not None:
+                    chosen.in_flight += 1
+                    self._sticky[key] = chosen.url
+                    self._sticky.move_to_end(key)
+                    if len(self._sticky) > REMEMBERED_KEYS * len(self._endpoints):
+                        self._sticky.popitem(last=False)
+                    return chosen, chosen.backend
+                self._cond.wait(POLL)
+
+    def _choose(self, key: str, usable: list[Endpoint]) -> Endpoint | None:
+        """The endpoint that served ``key`` before when it is usable, else the first with a free
+        slot in ranking order; None: wait for a slot."""
+        sticky = self._by_url.get(self._sticky.get(key, ""))
+        if sticky is not None and sticky in usable:
+            return sticky if sticky.in_flight < sticky.limit else None
+        return next((e for e in usable if e.in_flight < e.limit), None)
+
+    def _release(self, endpoint: Endpoint, key: str, failure: BackendError | None, served: bool = False) -> None:
+        with self._cond:
+            endpoint.in_flight -= 1
+            if served:
+                endpoint.served += 1
+                endpoint.reused += endpoint.remember(key)
+            if failure is not None:
+                endpoint.failures += 1
+                endpoint.last_error = str(failure)
+                endpoint.out_until = self._clock() + self._cooldown
+                endpoint.keys.clear()  # a restarted server has lost what it had read
+            self._cond.notify_all()
+
+    def _due(self) -> Endpoint | None:
+        """An endpoint whose cooldown is over and which nobody is reviving yet (claimed for the caller)."""
+        now = self._clock()
+        for endpoint in self._endpoints:
+            if endpoint.out_until and endpoint.out_until <= now and not endpoint.reviving:
+                endpoint.reviving = True
+                return endpoint
+        return None
+
+    def _revive(self, endpoint: Endpoint) -> None:
+        """Open ``endpoint`` again and verify its identity: out for another cooldown if it cannot
+        be reached, out for good if it now serves another model."""
+        refusal: ConfigError | None = None
+        try:
+            fresh = self._start(endpoint)
+        except ConfigError as err:  # e.g. it now serves several models and none by our name
+            fresh, refusal = None, err
+        with self._cond:
+            endpoint.reviving = False
+            if fresh is not None:
+                try:
+                    self._admit(endpoint, fresh)
+                except ConfigError as err:
+                    refusal = err
+            if refusal is not None:
+                endpoint.last_error, endpoint.out_until = f"refused: {refusal}", float("inf")
+            self._cond.notify_all()
+
+    def _all_out(self, tried: Sequence[str]) -> BackendUnavailable:
+        states = "; ".join(f"{e.shown}: {self._state(e)}" for e in self._endpoints)
+        failed = f" (this call failed on {len(tried)})" if tried else ""
+        return BackendUnavailable(f"no endpoint of the fleet can answer{failed}: {states}")
+
+
+def _differences(ours: dict[str, Any], theirs: dict[str, Any]) -> tuple[str, str]:
+    """What two identities say where they differ (model, file hash, runtime, a setting), each side."""
+    names = {"model": "model", "model_sha256": "sha256", "runtime": "runtime", "kind": "kind"}
+    pairs = [(label, ours[key], theirs[key]) for key, label in names.items() if ours[key] != theirs[key]]
+    settings = sorted(set(ours["settings"]) | set(theirs["settings"]))
+    pairs += [(f"setting {key}", ours["settings"].get(key), theirs["settings"].get(key))
+              for key in settings if ours["settings"].get(key) != theirs["settings"].get(key)]
+    return (", ".join(f"{label} {a!r}" for label, a, _ in pairs), ", ".join(f"{label} {b!r}" for label, _, b in pairs))

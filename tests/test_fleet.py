@@ -1,0 +1,327 @@
+"""A fleet of judge servers (issue 17, item 1): routing, identity, failures, per-endpoint limits.
+
+* Pure routing: rendezvous ranking and the prefix key.
+* Scripted OpenAI-compatible servers on 127.0.0.1 (real HTTP, real sockets): which server a
+  call reaches, a server stopped and started again, a server that serves another model.
+* Two real llama-cpp-python servers as a fleet, one killed mid-run: no result lost, every
+  score equal to a one-server run.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from servers import FAST_RETRIES, ServerProcess, completion, legacy_completion
+
+from localeval.backends import make_backend
+from localeval.backends.base import JsonRequest, Message
+from localeval.backends.fleet import FleetBackend, prefix_key, ranking
+from localeval.case import TestCase
+from localeval.dataset import Dataset
+from localeval.errors import BackendUnavailable, ConfigError
+from localeval.events import Events, MetricFinished
+from localeval.metrics import GEval
+from localeval.runner import evaluate
+
+VERDICT_SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}},
+                  "required": ["verdict"], "additionalProperties": False}
+SYSTEM = Message(role="system", content="You are a careful grader.")
+
+
+def ask(topic: str, *follow_up: str) -> JsonRequest:
+    """A verdict request about ``topic``; ``follow_up`` adds turns after the first question."""
+    turns = [Message(role="user", content=f"Is {topic} correct? Reply in JSON.")]
+    for text in follow_up:
+        turns += [Message(role="assistant", content='{"verdict": "yes"}'), Message(role="user", content=text)]
+    return JsonRequest(messages=(SYSTEM, *turns), json_schema=VERDICT_SCHEMA, max_tokens=20)
+
+
+# -- pure routing ------------------------------------------------------------------------------
+
+
+def test_the_ranking_is_stable_and_spreads_keys():
+    urls = [f"http://judge-{n}:8000/v1" for n in range(3)]
+    keys = [prefix_key(ask(f"case {n}").messages) for n in range(3000)]
+    first = [ranking(key, urls)[0] for key in keys]
+    assert first == [ranking(key, list(reversed(urls)))[0] for key in keys]  # the list's order does not matter
+    shares = Counter(first)
+    assert set(shares) == set(urls) and all(900 <= n <= 1100 for n in shares.values()), shares
+
+
+def test_removing_an_endpoint_moves_only_its_keys():
+    urls = [f"http://judge-{n}:8000/v1" for n in range(4)]
+    keys = [prefix_key(ask(f"case {n}").messages) for n in range(2000)]
+    before = {key: ranking(key, urls) for key in keys}
+    after = {key: ranking(key, urls[:2] + urls[3:]) for key in keys}
+    moved = [key for key in keys if before[key][0] != after[key][0]]
+    assert moved and all(before[key][0] == urls[2] for key in moved)
+    assert len(moved) == sum(order[0] == urls[2] for order in before.values())
+    # a moved key goes to its second choice: the order of the others is kept
+    assert all(after[key] == [u for u in before[key] if u != urls[2]] for key in keys)
+
+
+def test_the_prefix_key_is_the_conversation_up_to_its_first_question():
+    base = prefix_key(ask("Paris").messages)
+    assert prefix_key(ask("Paris", "Why?").messages) == base  # a follow-up turn stays with its prompt
+    assert prefix_key(ask("Rome").messages) != base
+    other_system = (Message(role="system", content="Be lenient."), *ask("Paris").messages[1:])
+    assert prefix_key(other_system) != base
+
+
+# -- scripted servers on 127.0.0.1 -----------------------------------------------------------
+
+
+class Judge:
+    """A scripted OpenAI-compatible server on a loopback port; it can stop and start on the same port.
+
+    It records every generation request's user question, and the most requests it held at once.
+    """
+
+    def __init__(self, model: str = "smollm2", port: int = 0) -> None:
+        self.model = model
+        self.questions: list[str] = []
+        self.model_lists = 0
+        self.in_flight = self.most_in_flight = 0
+        self.hold = 0.0  # seconds each generation request takes
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self.port = port
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self, model: str | None = None) -> None:
+        self.model = model or self.model
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), type("Handler", (_Handler,), {"owner": self}))
+        self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        if path == "/v1/completions":  # the logprob probe of the llama-cpp-python preset
+            return 200, legacy_completion("OK", {"OK": -0.1}).json()
+        question = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        with self._lock:
+            self.questions.append(question)
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        time.sleep(self.hold)
+        with self._lock:
+            self.in_flight -= 1
+        return 200, completion('{"verdict": "yes"}').json()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: Judge
+
+    def do_GET(self) -> None:
+        if self.path == "/v1/models":
+            self.owner.model_lists += 1
+            self._send(200, {"data": [{"id": self.owner.model, "owned_by": "me"}]})
+        else:
+            self._send(404, {"detail": "Not Found"})
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self._send(*self.owner.answer(self.path, body))
+
+    def _send(self, status: int, value: Any) -> None:
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+
+@pytest.fixture
+def judges() -> Iterator[tuple[Judge, Judge]]:
+    pair = Judge(), Judge()
+    yield pair
+    for judge in pair:
+        judge.stop()
+
+
+def fleet(*judges: Judge, **options: Any) -> FleetBackend:
+    backend = make_backend("llama-cpp-python", base_url=[j.url for j in judges], **{**FAST_RETRIES, **options})
+    assert isinstance(backend, FleetBackend)
+    return backend
+
+
+def test_endpoints_serving_different_models_are_refused_before_any_call():
+    first, second = Judge("smollm2"), Judge("qwen2.5")
+    try:
+        with pytest.raises(ConfigError) as info:
+            fleet(first, second)
+    finally:
+        first.stop()
+        second.stop()
+    assert str(info.value) == (f"the fleet's endpoints serve different models: {first.url} reports model "
+                               f"'smollm2', {second.url} reports model 'qwen2.5'")
+    assert first.questions == second.questions == []
+
+
+def test_calls_about_one_prompt_meet_the_same_server(judges):
+    backend = fleet(*judges)
+    topics = [f"case {n}" for n in range(12)]
+    for topic in topics:
+        backend.generate_json(ask(topic))
+    for topic in topics:
+        backend.generate_json(ask(topic, "Why?"))
+    backend.close()
+    by_server = [Counter(j.questions) for j in judges]
+    # each topic reached one server only, twice (the question, then its follow-up)
+    for topic in topics:
+        question = f"Is {topic} correct? Reply in JSON."
+        assert sorted(c[question] for c in by_server) == [0, 2]
+    assert all(sum(c.values()) > 0 for c in by_server)  # both servers worked
+    urls = [j.url for j in judges]
+    for topic in topics:  # one call at a time: each went to its first choice
+        question = f"Is {topic} correct? Reply in JSON."
+        chosen = ranking(prefix_key(ask(topic).messages), urls)[0]
+        assert by_server[urls.index(chosen)][question] == 2
+    stats = backend.stats()
+    assert [(s.served, s.reused) for s in stats] == [(sum(c.values()), sum(c.values()) // 2) for c in by_server]
+
+
+def test_a_stopped_server_is_taken_out_and_verified_again_when_it_returns(judges):
+    first, second = judges
+    backend = fleet(first, second, eject_cooldown=0.5)
+    mine = [t for t in (f"case {n}" for n in range(40))
+            if ranking(prefix_key(ask(t).messages), [first.url, second.url])[0] == first.url][:4]
+    first.stop()
+    for topic in mine:  # the first call fails over; the others go straight to the second server
+        assert backend.generate_json(ask(topic)).value == {"verdict": "yes"}
+    assert len(second.questions) == 4 and first.questions == []
+    assert [s.state.split(" (")[0] for s in backend.stats()] == ["out", "in"]
+    assert backend.stats()[0].failures == 1
+    lists_before = first.model_lists
+    first.start()
+    time.sleep(0.6)
+    backend.generate_json(ask("a new topic for the first server", ))
+    assert first.model_lists == lists_before + 1  # asked who it is before it got a call
+    assert backend.stats()[0].state == "in"
+    backend.generate_json(ask("case that routes anywhere"))
+    backend.close()
+
+
+def test_a_server_that_returns_with_another_model_stays_out(judges):
+    first, second = judges
+    backend = fleet(first, second, eject_cooldown=0.3)
+    mine = next(t for t in (f"case {n}" for n in range(40))
+                if ranking(prefix_key(ask(t).messages), [first.url, second.url])[0] == first.url)
+    first.stop()
+    backend.generate_json(ask(mine))
+    first.start(model="qwen2.5")
+    time.sleep(0.4)
+    backend.generate_json(ask(mine))
+    backend.close()
+    state = backend.stats()[0].state
+    assert state.startswith("out (refused: the fleet's endpoints serve different models: ")
+    assert f"{first.url} reports model 'qwen2.5'" in state
+    assert first.questions == [] and len(second.questions) == 2
+
+
+def test_a_server_down_at_the_start_joins_once_verified(judges):
+    first, second = judges
+    first.stop()
+    backend = fleet(first, second, eject_cooldown=0.3)
+    assert backend.stats()[0].state.startswith("out (cannot connect to ")
+    assert backend.capabilities.parallel_requests == 2  # it will serve when it returns
+    first.start()
+    time.sleep(0.4)
+    for n in range(10):
+        backend.generate_json(ask(f"case {n}"))
+    backend.close()
+    assert first.questions and second.questions and first.model_lists == 1
+
+
+def test_a_fleet_with_no_server_up_is_unavailable(judges):
+    for judge in judges:
+        judge.stop()
+    with pytest.raises(BackendUnavailable, match="^no endpoint of the fleet can be reached: cannot connect to "):
+        fleet(*judges)
+
+
+def test_each_server_gets_at_most_its_limit(judges):
+    for judge in judges:
+        judge.hold = 0.2
+    backend = fleet(*judges, max_concurrency=2)
+    assert backend.capabilities.parallel_requests == 4
+    threads = [threading.Thread(target=backend.generate_json, args=(ask(f"case {n}"),)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    backend.close()
+    assert [j.most_in_flight for j in judges] == [2, 2]
+    assert sum(len(j.questions) for j in judges) == 16
+
+
+def test_the_fingerprint_has_no_address_when_the_model_file_pins_the_weights(judges):
+    backend = fleet(*judges)
+    assert "base_url" not in backend.fingerprint.settings
+    # scripted servers name no model file: their addresses stay in the cache key
+    assert backend.fingerprint.settings["endpoints"] == sorted(j.url for j in judges)
+    backend.close()
+
+
+# -- two real llama-cpp-python servers, one killed mid-run -------------------------------------
+
+
+@pytest.mark.model
+def test_a_fleet_member_killed_mid_run_loses_nothing(default_model, tmp_path):
+    cases = [TestCase(input=f"What is {n} + {n % 4}?", actual_output=str(n + n % 4 + (n % 3 == 0)), name=f"c{n}")
+             for n in range(10)]
+    metric = GEval(name="correct", criteria="The answer is correct.", evaluation_steps=("Check the sum.",),
+                   include_reason=False)
+    doomed = ServerProcess.llama_cpp_python(default_model[1], tmp_path / "doomed.txt")
+    survivor = ServerProcess.llama_cpp_python(default_model[1], tmp_path / "survivor.txt")
+    finished: list[int] = []
+
+    def kill_after_three(event: object) -> None:
+        if isinstance(event, MetricFinished):
+            finished.append(event.case_index)
+            if len(finished) == 3:
+                doomed.kill()
+
+    try:
+        alone = make_backend("llama-cpp-python", base_url=survivor.url, **FAST_RETRIES)
+        one_server = evaluate(Dataset.from_cases(cases), [metric], alone)
+        alone.close()
+        backend = make_backend("llama-cpp-python", base_url=[doomed.url, survivor.url], **FAST_RETRIES)
+        assert isinstance(backend, FleetBackend) and backend.capabilities.parallel_requests == 2
+        assert backend.fingerprint.model_sha256 == alone.fingerprint.model_sha256
+        assert "endpoints" not in backend.fingerprint.settings  # the file's sha256 pins the model
+        report = evaluate(Dataset.from_cases(cases), [metric], backend, events=Events(kill_after_three))
+        stats = backend.stats()
+        backend.close()
+    finally:
+        doomed.stop()
+        survivor.stop()
+    assert doomed.proc.returncode == -9
+    assert [r.error for c in report.cases for r in c.results] == [None] * len(cases)
+    fleet_scores = [r.score for c in report.cases for r in c.results]
+    alone_scores = [r.score for c in one_server.cases for r in c.results]
+    assert None not in alone_scores
+    assert fleet_scores == pytest.approx(alone_scores, abs=1e-9)
+    assert stats[0].state.startswith("out (") and stats[0].failures >= 1
+    assert stats[0].served >= 1 and stats[0].served + stats[1].served == len(cases)
