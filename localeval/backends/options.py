@@ -83,12 +83,12 @@ def _one_or_fleet(value: Any) -> str | list[str]:
         return value
     if not isinstance(value, (list, tuple)) or not all(isinstance(url, str) for url in value):
         raise ValueError("expected a URL or a list of URLs")
-    value = list(value)
-    if not value:
+    urls: list[str] = list(value)
+    if not urls:
         raise ValueError("expected a URL or a non-empty list of URLs")
-    if len(set(value)) != len(value):
-        raise ValueError(f"the fleet's URLs must be distinct, got {value}")
-    return value[0] if len(value) == 1 else value
+    if len(set(urls)) != len(urls):
+        raise ValueError(f"the fleet's URLs must be distinct, got {urls}")
+    return urls[0] if len(urls) == 1 else urls
 
 
 #: A server's URL, or several serving the same model (a fleet: :mod:`localeval.backends.fleet`).
