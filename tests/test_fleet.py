@@ -245,6 +245,9 @@ def test_a_server_down_at_the_start_joins_once_verified(judges):
     first.stop()
     backend = fleet(first, second, eject_cooldown=0.3)
     assert backend.stats()[0].state.startswith("out (cannot connect to ")
+    # what `backends check` shows
+    assert backend.capabilities.notes["fleet"].startswith(f"{first.url}: out (cannot connect to {first.url}/models ")
+    assert backend.capabilities.notes["fleet"].endswith(f"; {second.url}: in, 0 served, 0 reused a prefix")
     assert backend.capabilities.parallel_requests == 2  # it will serve when it returns
     first.start()
     time.sleep(0.4)
@@ -325,3 +328,35 @@ def test_a_fleet_member_killed_mid_run_loses_nothing(default_model, tmp_path):
     assert fleet_scores == pytest.approx(alone_scores, abs=1e-9)
     assert stats[0].state.startswith("out (") and stats[0].failures >= 1
     assert stats[0].served >= 1 and stats[0].served + stats[1].served == len(cases)
+
+
+# -- Ollama: the same fleet around the official client ------------------------------------------
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("version", ["0.12.11", "0.13.0"])
+def test_an_ollama_fleet_checks_identity_and_scores_like_one_server(standin, ollama_backend, default_model, version):
+    from ollama_standin import OllamaStandIn
+
+    from localeval.backends.base import DistributionRequest
+
+    other = OllamaStandIn(default_model[1], version=version)
+    other.serve()
+    try:
+        if version != standin.version:
+            with pytest.raises(ConfigError) as info:
+                make_backend("ollama", model="smollm2:135m", base_url=[standin.url, other.url], **FAST_RETRIES)
+            assert str(info.value) == (f"the fleet's endpoints serve different models: {standin.url} reports "
+                                       f"runtime 'ollama 0.12.11', {other.url} reports runtime 'ollama 0.13.0'")
+            assert not [path for path, _ in other.requests if path == "/api/chat"]
+            return
+        backend = make_backend("ollama", model="smollm2:135m", base_url=[standin.url, other.url], **FAST_RETRIES)
+        assert isinstance(backend, FleetBackend)
+        assert backend.fingerprint == ollama_backend.fingerprint.model_copy(
+            update={"settings": {k: v for k, v in ollama_backend.fingerprint.settings.items() if k != "host"}})
+        grade = (SYSTEM, Message(role="user", content="Rate the answer 4 to 2+2 from 1 to 5."))
+        request = DistributionRequest(messages=grade, prefill="Score: ", candidates=tuple("12345"))
+        assert backend.candidate_distribution(request) == ollama_backend.candidate_distribution(request)
+        backend.close()
+    finally:
+        other.close()
