@@ -189,10 +189,18 @@ class FleetBackend:
         self._fingerprint: Fingerprint = self._fleet_fingerprint(self._any_backend())
 
     def _start(self, endpoint: Endpoint) -> Backend | None:
-        """The endpoint's backend, or None (it is out for a cooldown) when it cannot be reached."""
+        """The endpoint's backend, identified and its capabilities probed (a server probes them on
+        first use); None (it is out for a cooldown) when it cannot be reached."""
+        backend: Backend | None = None
         try:
-            return self._open(endpoint.url)
-        except BackendUnavailable as err:
+            backend = self._open(endpoint.url)
+            backend.capabilities  # noqa: B018 -- probed now, while the endpoint is known to answer
+            return backend
+        except BackendError as err:
+            if backend is not None:
+                backend.close()
+            if not is_endpoint_failure(err):
+                raise
             with self._cond:
                 endpoint.last_error = str(err)
                 endpoint.out_until = self._clock() + self._cooldown
@@ -236,7 +244,7 @@ class FleetBackend:
     @property
     def capabilities(self) -> Capabilities:
         """The endpoints' capabilities (they serve the same model), serving the sum of their limits."""
-        own = self._any_backend().capabilities
+        own = self._answering_backend().capabilities
         notes = {**own.notes, "fleet": self._summary()}
         total = sum(e.limit for e in self._endpoints)
         return own.model_copy(update={"parallel_requests": total, "notes": notes})
@@ -244,6 +252,12 @@ class FleetBackend:
     @property
     def fingerprint(self) -> Fingerprint:
         return self._fingerprint
+
+    def _answering_backend(self) -> Backend:
+        """An endpoint's backend that is in (its capabilities were probed when it was admitted)."""
+        with self._cond:
+            return next((e.backend for e in self._endpoints if e.usable() and e.backend is not None),
+                        self._any_backend())
 
     def _any_backend(self) -> Backend:
         """The first endpoint's backend that was verified (there is one once the fleet is open)."""
@@ -367,22 +381,24 @@ class FleetBackend:
 
     def _revive(self, endpoint: Endpoint) -> None:
         """Open ``endpoint`` again and verify its identity: out for another cooldown if it cannot
-        be reached, out for good if it now serves another model."""
-        refusal: ConfigError | None = None
+        be reached, out for good if it now serves another model or cannot be opened at all."""
+        fresh: Backend | None = None
+        refusal: Exception | None = None
         try:
             fresh = self._start(endpoint)
-        except ConfigError as err:  # e.g. it now serves several models and none by our name
-            fresh, refusal = None, err
-        with self._cond:
-            endpoint.reviving = False
-            if fresh is not None:
-                try:
-                    self._admit(endpoint, fresh)
-                except ConfigError as err:
-                    refusal = err
-            if refusal is not None:
-                endpoint.last_error, endpoint.out_until = f"refused: {refusal}", float("inf")
-            self._cond.notify_all()
+        except (ConfigError, BackendError) as err:  # e.g. it now serves several models, none by our name
+            refusal = err
+        finally:
+            with self._cond:
+                endpoint.reviving = False
+                if fresh is not None:
+                    try:
+                        self._admit(endpoint, fresh)
+                    except ConfigError as err:
+                        refusal = err
+                if refusal is not None:
+                    endpoint.last_error, endpoint.out_until = f"refused: {refusal}", float("inf")
+                self._cond.notify_all()
 
     def _all_out(self, tried: Sequence[str]) -> BackendUnavailable:
         states = "; ".join(f"{e.shown}: {self._state(e)}" for e in self._endpoints)
