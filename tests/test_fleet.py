@@ -10,6 +10,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
@@ -285,6 +288,29 @@ def test_the_fingerprint_has_no_address_when_the_model_file_pins_the_weights(jud
     # scripted servers name no model file: their addresses stay in the cache key
     assert backend.fingerprint.settings["endpoints"] == sorted(j.url for j in judges)
     backend.close()
+
+
+def localeval(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "400"})
+
+
+def test_backends_check_shows_each_endpoint_and_a_mismatch_is_one_line(judges):
+    first, second = judges
+    result = localeval("backends", "check", "--backend", "llama-cpp-python", "--base-url", first.url,
+                       "--base-url", second.url)
+    assert "Traceback" not in result.stderr
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in result.stdout.splitlines()
+            if line.startswith("│") and line.count("│") == 3}
+    assert rows["note on fleet"] == (f"{first.url}: in, 0 served, 0 reused a prefix; "
+                                     f"{second.url}: in, 0 served, 0 reused a prefix")
+    assert rows["setting endpoints"] == str(sorted([first.url, second.url]))
+    second.stop()
+    second.start(model="qwen2.5")
+    result = localeval("backends", "check", "--backend", "llama-cpp-python", "--base-url", f"{first.url},{second.url}")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"error: the fleet's endpoints serve different models: {first.url} reports model "
+                                     f"'smollm2', {second.url} reports model 'qwen2.5'")
 
 
 # -- two real llama-cpp-python servers, one killed mid-run -------------------------------------
