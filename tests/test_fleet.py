@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -116,9 +117,12 @@ class Judge:
             self._httpd = None
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
-        if path == "/v1/completions":  # the logprob probe of the llama-cpp-python preset
-            return 200, legacy_completion("OK", {"OK": -0.1}).json()
-        question = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if path == "/v1/completions":  # the preset's logprob probe, or a score read
+            if "Reply with OK." in body["prompt"]:
+                return 200, legacy_completion("OK", {"OK": -0.1}).json()
+            question = body["prompt"]
+        else:
+            question = next(m["content"] for m in body["messages"] if m["role"] == "user")
         with self._lock:
             self.questions.append(question)
             self.in_flight += 1
@@ -126,6 +130,8 @@ class Judge:
         time.sleep(self.hold)
         with self._lock:
             self.in_flight -= 1
+        if path == "/v1/completions":
+            return 200, legacy_completion("4", {"4": -0.5, "3": -1.0}).json()
         return 200, completion('{"verdict": "yes"}').json()
 
 
@@ -311,6 +317,28 @@ def test_backends_check_shows_each_endpoint_and_a_mismatch_is_one_line(judges):
     assert result.returncode == 2
     assert result.stderr.strip() == (f"error: the fleet's endpoints serve different models: {first.url} reports model "
                                      f"'smollm2', {second.url} reports model 'qwen2.5'")
+
+
+def test_a_run_on_a_fleet_says_what_each_endpoint_did(judges, tmp_path):
+    data = tmp_path / "cases.jsonl"
+    data.write_text("".join(json.dumps({"input": f"What is {n} + {n}?", "actual_output": str(2 * n)}) + "\n"
+                            for n in range(6)))
+    config = tmp_path / "eval.toml"
+    config.write_text('[backend]\nkind = "llama-cpp-python"\n'
+                      f'base_url = {json.dumps([j.url for j in judges])}\n'
+                      '[[metrics]]\nmetric = "geval"\ncriteria = "The sum is right."\ninclude_reason = false\n'
+                      'evaluation_steps = ["Check the sum."]\n')
+    result = localeval("run", str(data), "-c", str(config), "--no-cache", "--run-dir", str(tmp_path / "run"))
+    assert result.returncode == 0, result.stderr
+    line = next(line for line in result.stderr.splitlines() if line.startswith("Judge fleet: "))
+    counts = [len(j.questions) for j in judges]
+    assert line == (f"Judge fleet: {judges[0].url}: in, {counts[0]} served, 0 reused a prefix; "
+                    f"{judges[1].url}: in, {counts[1]} served, 0 reused a prefix")
+    assert sum(counts) == 6 and min(counts) > 0
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    four = math.exp(-0.5) / (math.exp(-0.5) + math.exp(-1.0))  # the servers' "4" against "3", renormalized
+    expected = (4 * four + 3 * (1 - four) - 1) / 4  # the 1-5 scale mapped onto 0-1
+    assert [c["results"][0]["score"] for c in report["cases"]] == [pytest.approx(expected, abs=1e-12)] * 6
 
 
 # -- two real llama-cpp-python servers, one killed mid-run -------------------------------------

@@ -245,7 +245,7 @@ class FleetBackend:
     def capabilities(self) -> Capabilities:
         """The endpoints' capabilities (they serve the same model), serving the sum of their limits."""
         own = self._answering_backend().capabilities
-        notes = {**own.notes, "fleet": self._summary()}
+        notes = {**own.notes, "fleet": self.summary()}
         total = sum(e.limit for e in self._endpoints)
         return own.model_copy(update={"parallel_requests": total, "notes": notes})
 
@@ -282,7 +282,8 @@ class FleetBackend:
             return "in"
         return f"out ({endpoint.last_error})" if endpoint.last_error else "out"
 
-    def _summary(self) -> str:
+    def summary(self) -> str:
+        """Each endpoint's state and counters, in one line."""
         return "; ".join(f"{s.url}: {s.state}, {s.served} served, {s.reused} reused a prefix" for s in self.stats())
 
     # -- the operations --------------------------------------------------------------------

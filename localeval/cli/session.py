@@ -13,8 +13,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from localeval.backends.base import Backend
 from localeval.backends.options import BackendOptions, LlamaCppOptions
 from localeval.backends.registry import backend_kind, parse_backend
+from localeval.cache import CachedBackend
 from localeval.cli.console import (
     print_alignment,
     print_errors,
@@ -211,6 +213,8 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
                     f"Resume with: localeval run --resume {run_dir}"
                 ))
                 return EXIT_INTERRUPTED
+        for line in fleet_lines([(None, judge), *judges.items()]):
+            print_line(err, escape(line))
     if generated is not None:
         report = generated.apply(report, metrics)
     print_report(out, report)
@@ -218,6 +222,18 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     written = write_reports(report, run_dir, config.report.copies())
     print_line(out, escape("Reports: " + ", ".join(str(p) for p in written)))
     return _exit_code(report)
+
+
+def fleet_lines(judges: list[tuple[str | None, Backend | None]]) -> list[str]:
+    """A line per judge that is a fleet of servers: each endpoint's state, calls and prefix reuse."""
+    from localeval.backends.fleet import FleetBackend  # httpx: only when a run has judges to look at
+
+    lines = []
+    for name, judge in judges:
+        inner = judge.backend if isinstance(judge, CachedBackend) else judge
+        if isinstance(inner, FleetBackend):
+            lines.append(f"Judge fleet{f' {name}' if name else ''}: {inner.summary()}")
+    return lines
 
 
 def _executor(flags: RunFlags, config: RunConfig, tables: Mapping[str | None, BackendOptions]) -> Executor | None:
