@@ -27,6 +27,7 @@ from servers import FAST_RETRIES, ServerProcess, completion, legacy_completion
 from localeval.backends import make_backend
 from localeval.backends.base import JsonRequest, Message
 from localeval.backends.fleet import FleetBackend, prefix_key, ranking
+from localeval.backends.http import HttpStatusError
 from localeval.case import TestCase
 from localeval.dataset import Dataset
 from localeval.errors import BackendUnavailable, ConfigError
@@ -94,6 +95,7 @@ class Judge:
         self.model_lists = 0
         self.in_flight = self.most_in_flight = 0
         self.hold = 0.0  # seconds each generation request takes
+        self.broken = False  # answer HTTP 500 to every generation request
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self.port = port
@@ -130,6 +132,8 @@ class Judge:
         time.sleep(self.hold)
         with self._lock:
             self.in_flight -= 1
+        if self.broken or "poison" in question:
+            return 500, {"error": {"message": "llama_decode returned -3 (simulated)"}}
         if path == "/v1/completions":
             return 200, legacy_completion("4", {"4": -0.5, "3": -1.0}).json()
         return 200, completion('{"verdict": "yes"}').json()
@@ -247,6 +251,30 @@ def test_a_server_that_returns_with_another_model_stays_out(judges):
     assert state.startswith("out (refused: the fleet's endpoints serve different models: ")
     assert f"{first.url} reports model 'qwen2.5'" in state
     assert first.questions == [] and len(second.questions) == 2
+
+
+def test_a_request_every_server_refuses_is_its_own_error_and_empties_no_fleet(judges):
+    backend = fleet(*judges)
+    with pytest.raises(HttpStatusError, match=r"answered HTTP 500 \(after 3 attempts\): .*llama_decode returned -3"):
+        backend.generate_json(ask("poison"))
+    assert [(s.state, s.failures) for s in backend.stats()] == [("in", 1), ("in", 1)]
+    assert len(judges[0].questions) == len(judges[1].questions) == 3  # the retry policy's attempts, on each
+    backend.close()
+
+
+def test_a_server_whose_replies_fail_is_taken_out_after_three_in_a_row(judges):
+    first, second = judges
+    backend = fleet(first, second)
+    first.broken = True
+    mine = [t for t in (f"case {n}" for n in range(60))
+            if ranking(prefix_key(ask(t).messages), [first.url, second.url])[0] == first.url][:5]
+    for topic in mine:
+        assert backend.generate_json(ask(topic)).value == {"verdict": "yes"}
+    assert len(first.questions) == 3 * 3  # three calls of three attempts each, then it was out
+    assert len(second.questions) == 5
+    state = backend.stats()[0].state
+    assert state.startswith(f"out ({first.url}/chat/completions answered HTTP 500 (after 3 attempts)")
+    backend.close()
 
 
 def test_a_server_down_at_the_start_joins_once_verified(judges):

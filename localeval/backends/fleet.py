@@ -19,11 +19,14 @@ An HTTP backend given several base URLs (``base_url = ["http://a:8000/v1",
 - **Concurrency per endpoint.** Each endpoint takes at most its backend's
   ``max_concurrency`` calls at once; the fleet serves their sum.
 - **Failures.** A call that fails because of its endpoint (it cannot be
-  reached, or answers 5xx/429, or times out, after localeval's retries) takes
-  the endpoint out for ``eject_cooldown`` seconds and goes to the next endpoint
-  in its ranking. After the cooldown the endpoint is opened and verified again
-  before it gets calls. Other errors (a reply that breaks its schema) are the
-  call's, not the endpoint's, and are raised as they are.
+  reached, or answers 5xx/429, or times out, after localeval's retries) goes to
+  the next endpoint in its ranking. An endpoint that cannot be reached is taken
+  out for ``eject_cooldown`` seconds at once; one whose replies fail, after
+  :data:`STRIKES` in a row (a request every server refuses is that request's
+  error, as with one server, and empties no fleet). After the cooldown the
+  endpoint is opened and verified again before it gets calls. Other errors (a
+  reply that breaks its schema) are the call's, not the endpoint's, and are
+  raised as they are.
 
 Scores do not depend on the endpoint (same model, same request, greedy
 decoding), so the fleet's fingerprint leaves the addresses out where the model
@@ -59,6 +62,8 @@ from localeval.errors import BackendError, BackendUnavailable, ConfigError
 R = TypeVar("R")
 #: Prefix keys an endpoint remembers having served (the oldest are forgotten first).
 REMEMBERED_KEYS = 4096
+#: Failed replies in a row (5xx, 429, timeouts, each after the retry policy) that take an endpoint out.
+STRIKES = 3
 #: Seconds a thread waiting for a free slot sleeps at most before it looks for returning endpoints.
 POLL = 0.5
 
@@ -119,6 +124,7 @@ class Endpoint:
     served: int = 0
     reused: int = 0
     failures: int = 0
+    strikes: int = 0
     keys: OrderedDict[str, None] = field(default_factory=OrderedDict)
 
     @property
@@ -303,23 +309,35 @@ class FleetBackend:
         return self._call(request.messages, text)
 
     def _call(self, messages: Sequence[Message], operation: Callable[[Backend], R]) -> R:
-        """``operation`` on the endpoint chosen for ``messages``; on an endpoint's failure, on the next."""
+        """``operation`` on the endpoint chosen for ``messages``; on an endpoint's failure, on the next.
+
+        When every endpoint it could go to failed, the last failure is raised: the error a
+        one-server run would have given.
+        """
         key = prefix_key(messages)
         tried: list[str] = []
+        failure: BackendError | None = None
         while True:
-            endpoint, backend = self._acquire(key, tried)
+            try:
+                endpoint, backend = self._acquire(key, tried)
+            except BackendUnavailable:
+                if failure is not None and tried:
+                    raise failure from None
+                raise
             try:
                 result = operation(backend)
             except BackendError as err:
-                self._release(endpoint, key, err if is_endpoint_failure(err) else None)
                 if not is_endpoint_failure(err):
+                    self._release(endpoint, key)
                     raise
+                self._release(endpoint, key, failure=err)
+                failure = err
                 tried.append(endpoint.url)
                 continue
             except BaseException:
-                self._release(endpoint, key, None)
+                self._release(endpoint, key)
                 raise
-            self._release(endpoint, key, None, served=True)
+            self._release(endpoint, key, served=True)
             return result
 
     # -- routing ---------------------------------------------------------------------------
@@ -358,17 +376,25 @@ class FleetBackend:
             return sticky if sticky.in_flight < sticky.limit else None
         return next((e for e in usable if e.in_flight < e.limit), None)
 
-    def _release(self, endpoint: Endpoint, key: str, failure: BackendError | None, served: bool = False) -> None:
+    def _release(self, endpoint: Endpoint, key: str, *, served: bool = False,
+                 failure: BackendError | None = None) -> None:
+        """Free the call's slot; count what it did. A failure the endpoint cannot be reached takes
+        it out at once; failed replies (5xx, 429, a timeout) after :data:`STRIKES` in a row, so one
+        request that every server refuses does not empty the fleet."""
         with self._cond:
             endpoint.in_flight -= 1
             if served:
                 endpoint.served += 1
                 endpoint.reused += endpoint.remember(key)
+                endpoint.strikes = 0
             if failure is not None:
                 endpoint.failures += 1
-                endpoint.last_error = str(failure)
-                endpoint.out_until = self._clock() + self._cooldown
-                endpoint.keys.clear()  # a restarted server has lost what it had read
+                endpoint.strikes += 1
+                if isinstance(failure, BackendUnavailable) or endpoint.strikes >= STRIKES:
+                    endpoint.last_error = str(failure)
+                    endpoint.out_until = self._clock() + self._cooldown
+                    endpoint.strikes = 0
+                    endpoint.keys.clear()  # a restarted server has lost what it had read
             self._cond.notify_all()
 
     def _due(self) -> Endpoint | None:
