@@ -9,19 +9,25 @@ An HTTP backend given several base URLs (``base_url = ["http://a:8000/v1",
   :class:`ConfigError` naming both endpoints and both identities, before any
   judge call. An endpoint that is down at the start is left out and verified
   the same way when it comes back; it never answers before that.
-- **Prefix affinity.** A call goes to the endpoint that ranks highest for its
-  *prefix key* (:func:`prefix_key`: the conversation up to its first user
-  message) by rendezvous hashing (:func:`ranking`), so calls about one prompt
-  (a score read, its reason as a follow-up turn) meet the server that already
-  read it, and removing an endpoint moves only the keys it had. A key an
-  endpoint has served stays with it; a new key whose first choice is busy goes
-  to the next endpoint in its ranking with a free slot.
+- **Routing: load first, then the shared prefix.** Each endpoint remembers the
+  prompts of its last :data:`REMEMBERED_PROMPTS` calls (:func:`flatten`: roles and
+  contents). A call goes, among the endpoints with a free slot, to the one with the
+  fewest calls in flight; among those, to the one whose remembered prompts share
+  the longest prefix with the call's (:func:`choose`): a G-Eval's criteria, a RAG
+  metric's document, a conversation's transcript, a score read's prompt before its
+  reason as a follow-up turn; the remaining ties by rendezvous hashing of the
+  first message (:func:`ranking`), so routing is deterministic. Load comes first
+  because the fleet sees no server's queue, only its own calls in flight: a serial
+  server given a high ``max_concurrency`` would otherwise take every call that
+  shares its prefix while another endpoint idles, and an idle endpoint reading a
+  prefix once costs less than a queue. Calls one at a time all stay where their
+  prefix is; concurrent calls spread, and each endpoint reads a shared prefix once.
 - **Concurrency per endpoint.** Each endpoint takes at most its backend's
   ``max_concurrency`` calls at once; the fleet serves their sum.
 - **Failures.** A call that fails because of its endpoint (it cannot be
   reached, or answers 5xx/429, or times out, after localeval's retries) goes to
-  the next endpoint in its ranking. An endpoint that cannot be reached is taken
-  out for ``eject_cooldown`` seconds at once; one whose replies fail, after
+  the endpoint the same rule picks among the others. An endpoint that cannot be
+  reached is taken out for ``eject_cooldown`` seconds at once; one whose replies fail, after
   :data:`STRIKES` in a row (a request every server refuses is that request's
   error, as with one server, and empties no fleet). After the cooldown the
   endpoint is opened and verified again before it gets calls. Other errors (a
@@ -38,7 +44,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections import OrderedDict
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -60,27 +66,32 @@ from localeval.backends.http import HttpStatusError, ReplyTimeout, display_url
 from localeval.errors import BackendError, BackendUnavailable, ConfigError
 
 R = TypeVar("R")
-#: Prefix keys an endpoint remembers having served (the oldest are forgotten first).
-REMEMBERED_KEYS = 4096
+#: Prompts an endpoint remembers having been sent (the oldest are forgotten first). A
+#: llama-cpp-python server keeps one; llama.cpp's server one per slot; SGLang a tree.
+REMEMBERED_PROMPTS = 32
 #: Failed replies in a row (5xx, 429, timeouts, each after the retry policy) that take an endpoint out.
 STRIKES = 3
 #: Seconds a thread waiting for a free slot sleeps at most before it looks for returning endpoints.
 POLL = 0.5
 
 
-def prefix_key(messages: Sequence[Message]) -> str:
-    """What calls sharing a prompt prefix have in common: the messages up to the first user message.
+def flatten(messages: Sequence[Message]) -> str:
+    """A conversation as one text (each message's role, then its content), the same for every
+    operation: what two calls share at its start is what a server may read once for both."""
+    return "".join(f"[[{message.role}]]\n{message.content}\n" for message in messages)
 
-    A score read, the continuation reads of the same prompt and a reason asked as
-    a follow-up turn all begin with that; different cases differ in it (their
-    fields are in the first user message).
-    """
-    head: list[str] = []
-    for message in messages:
-        head.append(f"{message.role}\x00{message.content}")
-        if message.role == "user":
-            break
-    return hashlib.sha256("\x01".join(head).encode()).hexdigest()
+
+def shared_prefix(first: str, second: str) -> int:
+    """How many characters ``first`` and ``second`` share at their start (a binary search over
+    slice comparisons, which run at C speed: prompts are thousands of characters)."""
+    low, high = 0, min(len(first), len(second))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if first[:middle] == second[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def ranking(key: str, endpoints: Sequence[str]) -> list[str]:
@@ -123,9 +134,13 @@ class Endpoint:
     last_error: str = ""
     served: int = 0
     reused: int = 0
+    #: Characters of the served calls' prompts, and how many of them a prompt sent before shared.
+    prompt_chars: int = 0
+    shared_chars: int = 0
     failures: int = 0
     strikes: int = 0
-    keys: OrderedDict[str, None] = field(default_factory=OrderedDict)
+    #: The prompts of its last calls, the most recent first (noted when a call is sent).
+    prompts: deque[str] = field(default_factory=lambda: deque(maxlen=REMEMBERED_PROMPTS))
 
     @property
     def shown(self) -> str:
@@ -134,24 +149,39 @@ class Endpoint:
     def usable(self) -> bool:
         return self.backend is not None and self.out_until == 0.0
 
-    def remember(self, key: str) -> bool:
-        """Note that this endpoint served ``key``; whether it had served it before."""
-        seen = key in self.keys
-        self.keys[key] = None
-        self.keys.move_to_end(key)
-        if len(self.keys) > REMEMBERED_KEYS:
-            self.keys.popitem(last=False)
-        return seen
+    def shared_with(self, prompt: str) -> int:
+        """The longest prefix ``prompt`` shares with a prompt this endpoint was sent."""
+        return max((shared_prefix(prompt, seen) for seen in self.prompts), default=0)
+
+    def count(self, prompt: str, shared: int) -> None:
+        """Count a call served whose ``prompt`` shared ``shared`` characters with one sent before:
+        it reused a prefix when that is at least half of the prompt."""
+        self.served += 1
+        self.reused += shared > 0 and 2 * shared >= len(prompt)
+        self.prompt_chars += len(prompt)
+        self.shared_chars += shared
+
+
+def choose(prompt: str, key: str, free: Sequence[Endpoint]) -> tuple[Endpoint, int]:
+    """Where a call with ``prompt`` goes among ``free`` (endpoints with a free slot), and how many
+    characters it shares there: the fewest calls in flight, then the longest shared prefix, then
+    the rendezvous ranking for ``key`` (the first message)."""
+    order = {url: n for n, url in enumerate(ranking(key, [e.url for e in free]))}
+    shared = {e.url: e.shared_with(prompt) for e in free}
+    best = min(free, key=lambda e: (e.in_flight, -shared[e.url], order[e.url]))
+    return best, shared[best.url]
 
 
 @dataclass(frozen=True)
 class EndpointStats:
-    """What one endpoint did: calls answered, how many of them had a prefix key it had served before."""
+    """What one endpoint did: calls answered; how many reused a prefix (shared at least half their
+    prompt with one it was sent before); the share of their prompts' characters so shared."""
 
     url: str
     state: str
     served: int
     reused: int
+    shared: float
     failures: int
 
 
@@ -179,7 +209,6 @@ class FleetBackend:
         self._open, self._cooldown, self._address, self._clock = open_endpoint, cooldown, address, clock
         self._endpoints = [Endpoint(url, limit) for url in urls]
         self._by_url = {e.url: e for e in self._endpoints}
-        self._sticky: OrderedDict[str, str] = OrderedDict()
         self._cond = threading.Condition()
         self._identity: dict[str, Any] | None = None
         self._reference: Endpoint | None = None
@@ -281,7 +310,9 @@ class FleetBackend:
     def stats(self) -> list[EndpointStats]:
         """Each endpoint's counters, in the configured order."""
         with self._cond:
-            return [EndpointStats(e.shown, self._state(e), e.served, e.reused, e.failures) for e in self._endpoints]
+            return [EndpointStats(e.shown, self._state(e), e.served, e.reused,
+                                  e.shared_chars / e.prompt_chars if e.prompt_chars else 0.0, e.failures)
+                    for e in self._endpoints]
 
     def _state(self, endpoint: Endpoint) -> str:
         if endpoint.usable():
@@ -290,7 +321,8 @@ class FleetBackend:
 
     def summary(self) -> str:
         """Each endpoint's state and counters, in one line."""
-        return "; ".join(f"{s.url}: {s.state}, {s.served} served, {s.reused} reused a prefix" for s in self.stats())
+        return "; ".join(f"{s.url}: {s.state}, {s.served} served, {s.reused} reused a prefix "
+                         f"({100 * s.shared:.0f}% of prompt characters shared)" for s in self.stats())
 
     # -- the operations --------------------------------------------------------------------
 
@@ -314,12 +346,12 @@ class FleetBackend:
         When every endpoint it could go to failed, the last failure is raised: the error a
         one-server run would have given.
         """
-        key = prefix_key(messages)
+        prompt, key = flatten(messages), flatten(messages[:1])
         tried: list[str] = []
         failure: BackendError | None = None
         while True:
             try:
-                endpoint, backend = self._acquire(key, tried)
+                endpoint, backend, shared = self._acquire(prompt, key, tried)
             except BackendUnavailable:
                 if failure is not None and tried:
                     raise failure from None
@@ -328,22 +360,23 @@ class FleetBackend:
                 result = operation(backend)
             except BackendError as err:
                 if not is_endpoint_failure(err):
-                    self._release(endpoint, key)
+                    self._release(endpoint)
                     raise
-                self._release(endpoint, key, failure=err)
+                self._release(endpoint, failure=err)
                 failure = err
                 tried.append(endpoint.url)
                 continue
             except BaseException:
-                self._release(endpoint, key)
+                self._release(endpoint)
                 raise
-            self._release(endpoint, key, served=True)
+            self._release(endpoint, served=(prompt, shared))
             return result
 
     # -- routing ---------------------------------------------------------------------------
 
-    def _acquire(self, key: str, tried: Sequence[str]) -> tuple[Endpoint, Backend]:
-        """A slot on the endpoint for ``key``; waits while its endpoint is busy."""
+    def _acquire(self, prompt: str, key: str, tried: Sequence[str]) -> tuple[Endpoint, Backend, int]:
+        """A slot on the endpoint :func:`choose` picks (``tried``: endpoints this call failed on);
+        waits while none has a free slot. Also returns the characters shared there."""
         with self._cond:
             while True:
                 due = self._due()
@@ -354,38 +387,28 @@ class FleetBackend:
                     finally:
                         self._cond.acquire()
                     continue
-                order = [self._by_url[u] for u in ranking(key, [e.url for e in self._endpoints])]
-                usable = [e for e in order if e.usable() and e.url not in tried]
+                usable = [e for e in self._endpoints if e.usable() and e.url not in tried]
                 if not usable:
                     raise self._all_out(tried)
-                chosen = self._choose(key, usable)
-                if chosen is not None and chosen.backend is not None:
+                free = [e for e in usable if e.in_flight < e.limit]
+                if free:
+                    chosen, shared = choose(prompt, key, free)
+                    assert chosen.backend is not None  # usable
                     chosen.in_flight += 1
-                    self._sticky[key] = chosen.url
-                    self._sticky.move_to_end(key)
-                    if len(self._sticky) > REMEMBERED_KEYS * len(self._endpoints):
-                        self._sticky.popitem(last=False)
-                    return chosen, chosen.backend
+                    chosen.prompts.appendleft(prompt)
+                    return chosen, chosen.backend, shared
                 self._cond.wait(POLL)
 
-    def _choose(self, key: str, usable: list[Endpoint]) -> Endpoint | None:
-        """The endpoint that served ``key`` before when it is usable, else the first with a free
-        slot in ranking order; None: wait for a slot."""
-        sticky = self._by_url.get(self._sticky.get(key, ""))
-        if sticky is not None and sticky in usable:
-            return sticky if sticky.in_flight < sticky.limit else None
-        return next((e for e in usable if e.in_flight < e.limit), None)
-
-    def _release(self, endpoint: Endpoint, key: str, *, served: bool = False,
+    def _release(self, endpoint: Endpoint, *, served: tuple[str, int] | None = None,
                  failure: BackendError | None = None) -> None:
-        """Free the call's slot; count what it did. A failure the endpoint cannot be reached takes
-        it out at once; failed replies (5xx, 429, a timeout) after :data:`STRIKES` in a row, so one
-        request that every server refuses does not empty the fleet."""
+        """Free the call's slot; count what it did (``served``: its prompt and the characters it
+        shared). A failure the endpoint cannot be reached takes it out at once; failed replies
+        (5xx, 429, a timeout) after :data:`STRIKES` in a row, so one request that every server
+        refuses does not empty the fleet."""
         with self._cond:
             endpoint.in_flight -= 1
-            if served:
-                endpoint.served += 1
-                endpoint.reused += endpoint.remember(key)
+            if served is not None:
+                endpoint.count(*served)
                 endpoint.strikes = 0
             if failure is not None:
                 endpoint.failures += 1
@@ -394,7 +417,7 @@ class FleetBackend:
                     endpoint.last_error = str(failure)
                     endpoint.out_until = self._clock() + self._cooldown
                     endpoint.strikes = 0
-                    endpoint.keys.clear()  # a restarted server has lost what it had read
+                    endpoint.prompts.clear()  # a restarted server has lost what it had read
             self._cond.notify_all()
 
     def _due(self) -> Endpoint | None:
