@@ -1,6 +1,6 @@
 """A fleet of judge servers (issue 17, item 1): routing, identity, failures, per-endpoint limits.
 
-* Pure routing: rendezvous ranking and the prefix key.
+* Pure routing: rendezvous ranking, the shared prefix, the choice of an endpoint.
 * Scripted OpenAI-compatible servers on 127.0.0.1 (real HTTP, real sockets): which server a
   call reaches, a server stopped and started again, a server that serves another model.
 * Two real llama-cpp-python servers as a fleet, one killed mid-run: no result lost, every
@@ -26,7 +26,7 @@ from servers import FAST_RETRIES, ServerProcess, completion, legacy_completion
 
 from localeval.backends import make_backend
 from localeval.backends.base import JsonRequest, Message
-from localeval.backends.fleet import FleetBackend, prefix_key, ranking
+from localeval.backends.fleet import Endpoint, FleetBackend, choose, flatten, ranking, shared_prefix
 from localeval.backends.http import HttpStatusError
 from localeval.case import TestCase
 from localeval.dataset import Dataset
@@ -34,6 +34,7 @@ from localeval.errors import BackendUnavailable, ConfigError
 from localeval.events import Events, MetricFinished
 from localeval.metrics import GEval
 from localeval.runner import evaluate
+from localeval.scripted import ScriptedJudge
 
 VERDICT_SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}},
                   "required": ["verdict"], "additionalProperties": False}
@@ -53,7 +54,7 @@ def ask(topic: str, *follow_up: str) -> JsonRequest:
 
 def test_the_ranking_is_stable_and_spreads_keys():
     urls = [f"http://judge-{n}:8000/v1" for n in range(3)]
-    keys = [prefix_key(ask(f"case {n}").messages) for n in range(3000)]
+    keys = [flatten(ask(f"case {n}").messages) for n in range(3000)]
     first = [ranking(key, urls)[0] for key in keys]
     assert first == [ranking(key, list(reversed(urls)))[0] for key in keys]  # the list's order does not matter
     shares = Counter(first)
@@ -62,7 +63,7 @@ def test_the_ranking_is_stable_and_spreads_keys():
 
 def test_removing_an_endpoint_moves_only_its_keys():
     urls = [f"http://judge-{n}:8000/v1" for n in range(4)]
-    keys = [prefix_key(ask(f"case {n}").messages) for n in range(2000)]
+    keys = [flatten(ask(f"case {n}").messages) for n in range(2000)]
     before = {key: ranking(key, urls) for key in keys}
     after = {key: ranking(key, urls[:2] + urls[3:]) for key in keys}
     moved = [key for key in keys if before[key][0] != after[key][0]]
@@ -72,12 +73,62 @@ def test_removing_an_endpoint_moves_only_its_keys():
     assert all(after[key] == [u for u in before[key] if u != urls[2]] for key in keys)
 
 
-def test_the_prefix_key_is_the_conversation_up_to_its_first_question():
-    base = prefix_key(ask("Paris").messages)
-    assert prefix_key(ask("Paris", "Why?").messages) == base  # a follow-up turn stays with its prompt
-    assert prefix_key(ask("Rome").messages) != base
-    other_system = (Message(role="system", content="Be lenient."), *ask("Paris").messages[1:])
-    assert prefix_key(other_system) != base
+def test_the_prompt_is_the_conversation_as_text_and_its_shared_start_is_exact():
+    assert flatten(ask("Paris", "Why?").messages) == (
+        '[[system]]\nYou are a careful grader.\n[[user]]\nIs Paris correct? Reply in JSON.\n'
+        '[[assistant]]\n{"verdict": "yes"}\n[[user]]\nWhy?\n')
+    assert [shared_prefix(a, b) for a, b in [("abcdef", "abcxyz"), ("abc", "abc"), ("abc", "abcd"), ("abcd", "abc"),
+                                             ("", "x"), ("x", "y"), ("x" * 5000 + "a", "x" * 5000 + "b")]] == [
+        3, 3, 3, 3, 0, 0, 5000]
+
+
+CRITERIA = "[[system]]\nGrade.\n[[user]]\nEvaluation criteria:\n" + "Be right. " * 20
+
+
+def pool(*names: str, limit: int = 2) -> list[Endpoint]:
+    return [Endpoint(f"http://{name}/v1", limit) for name in names]
+
+
+def key_preferring(url: str, urls: list[str]) -> str:
+    """A first message whose rendezvous ranking puts ``url`` first: a tie would go there."""
+    return next(key for key in (f"[[system]]\nGrade {n}.\n" for n in range(100)) if ranking(key, urls)[0] == url)
+
+
+def test_a_call_goes_where_its_prefix_was_read_when_both_are_idle():
+    a, b = pool("a", "b")
+    key = key_preferring(b.url, [a.url, b.url])
+    b.prompts.appendleft("[[system]]\nSomething else.\n")
+    a.prompts.appendleft(CRITERIA + "---\ncase 1")
+    a.prompts.appendleft("[[system]]\nA later call of another metric.\n")  # an older prompt still counts
+    assert choose(CRITERIA + "---\ncase 2", key, [a, b]) == (a, len(CRITERIA) + len("---\ncase "))
+    assert choose(CRITERIA + "---\ncase 2", key, [b, a]) == (a, len(CRITERIA) + len("---\ncase "))
+    assert choose("Nothing shared.", key, [a, b]) == (b, 0)  # nothing shared: the ranking's first
+
+
+def test_an_idle_endpoint_wins_over_a_busier_one_that_shares_more():
+    a, b = pool("a", "b")
+    key = key_preferring(a.url, [a.url, b.url])
+    a.prompts.appendleft(CRITERIA + "---\ncase 1")
+    a.in_flight = 1  # a free slot left, but one call more than b
+    assert choose(CRITERIA + "---\ncase 2", key, [a, b]) == (b, 0)
+    b.in_flight = 1
+    assert choose(CRITERIA + "---\ncase 2", key, [a, b]) == (a, len(CRITERIA) + len("---\ncase "))
+    b.prompts.appendleft(CRITERIA + "---\ncase 2")
+    assert choose(CRITERIA + "---\ncase 2", key, [a, b]) == (b, len(CRITERIA) + len("---\ncase 2"))
+
+
+def test_ties_go_by_the_rendezvous_ranking_of_the_first_message():
+    winners = []
+    for n in range(20):
+        endpoints = pool("a", "b", "c")
+        for endpoint in endpoints:  # each shares as much with the call: a tie
+            endpoint.prompts.appendleft(CRITERIA + "---\ncase 1")
+        key = f"[[system]]\nGrade {n}.\n"
+        expected = ranking(key, [e.url for e in endpoints])[0]
+        assert choose(CRITERIA + "---\ncase 2", key, endpoints)[0].url == expected
+        assert choose(CRITERIA + "---\ncase 2", key, endpoints[::-1])[0].url == expected
+        winners.append(expected)
+    assert set(winners) == {"http://a/v1", "http://b/v1", "http://c/v1"}  # different first messages spread
 
 
 # -- scripted servers on 127.0.0.1 -----------------------------------------------------------
@@ -192,36 +243,55 @@ def test_endpoints_serving_different_models_are_refused_before_any_call():
     assert first.questions == second.questions == []
 
 
-def test_calls_about_one_prompt_meet_the_same_server(judges):
-    backend = fleet(*judges)
-    topics = [f"case {n}" for n in range(12)]
-    for topic in topics:
-        backend.generate_json(ask(topic))
-    for topic in topics:
-        backend.generate_json(ask(topic, "Why?"))
+def by_preference(judges: tuple[Judge, Judge]) -> tuple[Judge, Judge]:
+    """The judges, the one that ranks first for SYSTEM (where calls go when all is even) first."""
+    first = ranking(flatten([SYSTEM]), [j.url for j in judges])[0]
+    favourite, other = sorted(judges, key=lambda j: j.url != first)
+    return favourite, other
+
+
+def test_calls_one_at_a_time_stay_where_their_prefix_is_and_are_counted_exactly(judges):
+    favourite, other = by_preference(judges)
+    backend = fleet(favourite, other)
+    lenient = JsonRequest(messages=(Message(role="system", content="Be lenient."), *ask("case 1").messages[1:]),
+                          json_schema=VERDICT_SCHEMA, max_tokens=20)
+    for request in (ask("case 1"), ask("case 2"), ask("case 1", "Why?"), lenient):
+        backend.generate_json(request)
     backend.close()
-    by_server = [Counter(j.questions) for j in judges]
-    # each topic reached one server only, twice (the question, then its follow-up)
-    for topic in topics:
-        question = f"Is {topic} correct? Reply in JSON."
-        assert sorted(c[question] for c in by_server) == [0, 2]
-    assert all(sum(c.values()) > 0 for c in by_server)  # both servers worked
-    urls = [j.url for j in judges]
-    for topic in topics:  # one call at a time: each went to its first choice
-        question = f"Is {topic} correct? Reply in JSON."
-        chosen = ranking(prefix_key(ask(topic).messages), urls)[0]
-        assert by_server[urls.index(chosen)][question] == 2
-    stats = backend.stats()
-    assert [(s.served, s.reused) for s in stats] == [(sum(c.values()), sum(c.values()) // 2) for c in by_server]
+    assert favourite.questions == ["Is case 1 correct? Reply in JSON.", "Is case 2 correct? Reply in JSON.",
+                                   "Is case 1 correct? Reply in JSON.", "Is case 1 correct? Reply in JSON."]
+    assert other.questions == []
+    # prompts of 80, 80, 127 and 66 characters sharing 0, 54 ("[[system]]...Is case "), 80 (the whole
+    # first prompt) and 11 ("[[system]]\n", which is more than the other endpoint shares) characters:
+    # calls 2 and 3 shared at least half their prompt
+    first, second = backend.stats()
+    assert (first.served, first.reused, first.shared) == (4, 2, pytest.approx(145 / 353))
+    assert (second.served, second.reused, second.shared) == (0, 0, 0.0)
+    assert backend.summary() == (f"{favourite.url}: in, 4 served, 2 reused a prefix (41% of prompt characters "
+                                 f"shared); {other.url}: in, 0 served, 0 reused a prefix (0% of prompt characters "
+                                 "shared)")
+
+
+def test_a_call_goes_to_the_idle_server_rather_than_queue_behind_its_prefix(judges):
+    favourite, other = by_preference(judges)
+    favourite.hold = 0.5
+    backend = fleet(favourite, other, max_concurrency=2)
+    first = threading.Thread(target=backend.generate_json, args=(ask("case 1"),))
+    first.start()
+    while favourite.in_flight == 0:
+        time.sleep(0.01)
+    backend.generate_json(ask("case 1", "Why?"))  # shares the whole first prompt, but the favourite is busier
+    first.join()
+    backend.close()
+    assert len(favourite.questions) == len(other.questions) == 1
+    assert [(s.served, s.reused, s.shared) for s in backend.stats()] == [(1, 0, 0.0), (1, 0, 0.0)]
 
 
 def test_a_stopped_server_is_taken_out_and_verified_again_when_it_returns(judges):
-    first, second = judges
+    first, second = by_preference(judges)
     backend = fleet(first, second, eject_cooldown=0.5)
-    mine = [t for t in (f"case {n}" for n in range(40))
-            if ranking(prefix_key(ask(t).messages), [first.url, second.url])[0] == first.url][:4]
     first.stop()
-    for topic in mine:  # the first call fails over; the others go straight to the second server
+    for topic in ("case 1", "case 2", "case 3", "case 4"):  # the first fails over; the others go to the second
         assert backend.generate_json(ask(topic)).value == {"verdict": "yes"}
     assert len(second.questions) == 4 and first.questions == []
     assert [s.state.split(" (")[0] for s in backend.stats()] == ["out", "in"]
@@ -237,15 +307,13 @@ def test_a_stopped_server_is_taken_out_and_verified_again_when_it_returns(judges
 
 
 def test_a_server_that_returns_with_another_model_stays_out(judges):
-    first, second = judges
+    first, second = by_preference(judges)
     backend = fleet(first, second, eject_cooldown=0.3)
-    mine = next(t for t in (f"case {n}" for n in range(40))
-                if ranking(prefix_key(ask(t).messages), [first.url, second.url])[0] == first.url)
     first.stop()
-    backend.generate_json(ask(mine))
+    backend.generate_json(ask("case 1"))
     first.start(model="qwen2.5")
     time.sleep(0.4)
-    backend.generate_json(ask(mine))
+    backend.generate_json(ask("case 1"))
     backend.close()
     state = backend.stats()[0].state
     assert state.startswith("out (refused: the fleet's endpoints serve different models: ")
@@ -263,12 +331,10 @@ def test_a_request_every_server_refuses_is_its_own_error_and_empties_no_fleet(ju
 
 
 def test_a_server_whose_replies_fail_is_taken_out_after_three_in_a_row(judges):
-    first, second = judges
+    first, second = by_preference(judges)
     backend = fleet(first, second)
     first.broken = True
-    mine = [t for t in (f"case {n}" for n in range(60))
-            if ranking(prefix_key(ask(t).messages), [first.url, second.url])[0] == first.url][:5]
-    for topic in mine:
+    for topic in ("case 1", "case 2", "case 3", "case 4", "case 5"):
         assert backend.generate_json(ask(topic)).value == {"verdict": "yes"}
     assert len(first.questions) == 3 * 3  # three calls of three attempts each, then it was out
     assert len(second.questions) == 5
@@ -284,14 +350,20 @@ def test_a_server_down_at_the_start_joins_once_verified(judges):
     assert backend.stats()[0].state.startswith("out (cannot connect to ")
     # what `backends check` shows
     assert backend.capabilities.notes["fleet"].startswith(f"{first.url}: out (cannot connect to {first.url}/models ")
-    assert backend.capabilities.notes["fleet"].endswith(f"; {second.url}: in, 0 served, 0 reused a prefix")
+    assert backend.capabilities.notes["fleet"].endswith(
+        f"; {second.url}: in, 0 served, 0 reused a prefix (0% of prompt characters shared)")
     assert backend.capabilities.parallel_requests == 2  # it will serve when it returns
     first.start()
     time.sleep(0.4)
-    for n in range(10):
-        backend.generate_json(ask(f"case {n}"))
+    for judge in judges:
+        judge.hold = 0.3
+    threads = [threading.Thread(target=backend.generate_json, args=(ask(f"case {n}"),)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
     backend.close()
-    assert first.questions and second.questions and first.model_lists == 1
+    assert len(first.questions) == len(second.questions) == 1 and first.model_lists == 1
 
 
 def test_a_fleet_with_no_server_up_is_unavailable(judges):
@@ -336,8 +408,9 @@ def test_backends_check_shows_each_endpoint_and_a_mismatch_is_one_line(judges):
     assert "Traceback" not in result.stderr
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in result.stdout.splitlines()
             if line.startswith("│") and line.count("│") == 3}
-    assert rows["note on fleet"] == (f"{first.url}: in, 0 served, 0 reused a prefix; "
-                                     f"{second.url}: in, 0 served, 0 reused a prefix")
+    assert rows["note on fleet"] == (f"{first.url}: in, 0 served, 0 reused a prefix (0% of prompt characters "
+                                     f"shared); {second.url}: in, 0 served, 0 reused a prefix (0% of prompt "
+                                     "characters shared)")
     assert rows["setting endpoints"] == str(sorted([first.url, second.url]))
     second.stop()
     second.start(model="qwen2.5")
@@ -348,9 +421,11 @@ def test_backends_check_shows_each_endpoint_and_a_mismatch_is_one_line(judges):
 
 
 def test_a_run_on_a_fleet_says_what_each_endpoint_did(judges, tmp_path):
+    for judge in judges:
+        judge.hold = 0.1  # the run's two calls in flight overlap
     data = tmp_path / "cases.jsonl"
-    data.write_text("".join(json.dumps({"input": f"What is {n} + {n}?", "actual_output": str(2 * n)}) + "\n"
-                            for n in range(6)))
+    cases = [TestCase(input=f"What is {n} + 1?", actual_output=str(n + 1)) for n in range(6)]  # prompts of one length
+    data.write_text("".join(json.dumps({"input": c.input, "actual_output": c.actual_output}) + "\n" for c in cases))
     config = tmp_path / "eval.toml"
     config.write_text('[backend]\nkind = "llama-cpp-python"\n'
                       f'base_url = {json.dumps([j.url for j in judges])}\n'
@@ -360,9 +435,18 @@ def test_a_run_on_a_fleet_says_what_each_endpoint_did(judges, tmp_path):
     assert result.returncode == 0, result.stderr
     line = next(line for line in result.stderr.splitlines() if line.startswith("Judge fleet: "))
     counts = [len(j.questions) for j in judges]
-    assert line == (f"Judge fleet: {judges[0].url}: in, {counts[0]} served, 0 reused a prefix; "
-                    f"{judges[1].url}: in, {counts[1]} served, 0 reused a prefix")
-    assert sum(counts) == 6 and min(counts) > 0
+    assert sum(counts) == 6 and min(counts) > 0  # two calls in flight: both servers worked
+    # the prompts the fleet saw, as a scripted judge sees them: after its first, each call on a server
+    # shared the criteria, the steps and "What is " with the one before
+    scripted = ScriptedJudge(logprobs=[{str(k): -1.0 for k in range(1, 6)}] * 6)
+    evaluate(Dataset.from_cases(cases), [GEval(criteria="The sum is right.", evaluation_steps=("Check the sum.",),
+                                               include_reason=False)], scripted)
+    prompts = [flatten(r.messages) for r in scripted.requests]
+    shared, length = shared_prefix(prompts[0], prompts[1]), len(prompts[0])
+    assert {len(p) for p in prompts} == {length} and 2 * shared >= length
+    shown = [f"{judge.url}: in, {n} served, {n - 1} reused a prefix ({100 * (n - 1) * shared / (n * length):.0f}% "
+             "of prompt characters shared)" for judge, n in zip(judges, counts, strict=True)]
+    assert line == f"Judge fleet: {shown[0]}; {shown[1]}"
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     four = math.exp(-0.5) / (math.exp(-0.5) + math.exp(-1.0))  # the servers' "4" against "3", renormalized
     expected = (4 * four + 3 * (1 - four) - 1) / 4  # the 1-5 scale mapped onto 0-1
