@@ -11,9 +11,11 @@ on a 2-core machine:
 
 Rounds alternate local, ray, fleet. Printed: each arm's wall time, Ray's and the fleet's
 overhead against the local run, the largest score difference from the local run (an HTTP
-server's log-probabilities differ from in-process ones in the 8th decimal), and the share of the
-fleet's calls whose prefix key the endpoint had served before (a G-Eval with reason asks
-its reason on the score prompt's conversation: ``--reason``).
+server's log-probabilities differ from in-process ones in the 8th decimal), and prefix reuse on
+the fleet's endpoints: the share of its calls that shared at least half their prompt with one
+their endpoint was sent before, and the share of prompt characters so shared (a G-Eval's
+criteria and steps come before each case; with ``--reason`` the reason is asked on the score
+prompt's conversation).
 
     python benchmarks/fleet_overhead.py [--cases 40] [--rounds 1] [--short] [--reason] [--json out.json]
 """
@@ -36,7 +38,7 @@ from ray_overhead import NO_CACHE, outcomes, timed, workload
 from rich.console import Console
 
 from localeval.backends import make_backend
-from localeval.backends.fleet import FleetBackend
+from localeval.backends.fleet import EndpointStats, FleetBackend
 from localeval.backends.options import LlamaCppOptions
 from localeval.catalog import ModelCatalog
 from localeval.dataset import Dataset
@@ -59,12 +61,19 @@ def start_fleet(count: int, logs: Path) -> tuple[list[ServerProcess], float]:
     return servers, time.perf_counter() - started
 
 
-def counts(fleet: FleetBackend, since: dict[str, tuple[int, int]] | None = None) -> dict[str, tuple[int, int]]:
-    """Per endpoint: calls served, and how many of them had a prefix key it had served before
-    (counted from ``since``, an earlier reading)."""
+Counts = tuple[int, int, int, int]
+
+
+def counts(fleet: FleetBackend, since: dict[str, Counts] | None = None) -> dict[str, Counts]:
+    """Per endpoint: calls served, how many reused a prefix, their prompts' characters and how many
+    of those were shared (counted from ``since``, an earlier reading)."""
     before = since or {}
-    return {s.url: (s.served - before.get(s.url, (0, 0))[0], s.reused - before.get(s.url, (0, 0))[1])
-            for s in fleet.stats()}
+
+    def since_before(s: EndpointStats) -> Counts:
+        served, reused, prompt_chars, shared_chars = before.get(s.url, (0, 0, 0, 0))
+        return s.served - served, s.reused - reused, s.prompt_chars - prompt_chars, s.shared_chars - shared_chars
+
+    return {s.url: since_before(s) for s in fleet.stats()}
 
 
 def largest_difference(these: list[tuple[str, float | None]], those: list[tuple[str, float | None]]) -> float:
@@ -113,8 +122,9 @@ def main() -> None:
                 scores[name] = outcomes(report)
                 print(f"{name:>5}: {seconds:7.1f} s  ({seconds / len(dataset):.2f} s per case)", flush=True)
         per_endpoint = counts(fleet, since=warm_up)
-    measured = sum(served for served, _ in per_endpoint.values())
-    share = sum(reused for _, reused in per_endpoint.values()) / measured if measured else 0.0
+    measured, reused, prompt_chars, shared_chars = (sum(column) for column in zip(*per_endpoint.values(), strict=True))
+    share = reused / measured if measured else 0.0
+    characters = shared_chars / prompt_chars if prompt_chars else 0.0
     ray.shutdown()
     local_s, ray_s, fleet_s = (statistics.median(times[name]) for name in ("local", "ray", "fleet"))
     result = {
@@ -125,8 +135,9 @@ def main() -> None:
         "ray_runtime_start_s": ray_start_s, "fleet_servers_start_s": fleet_start_s,
         "ray_max_score_difference": largest_difference(scores["ray"], scores["local"]),
         "fleet_max_score_difference": largest_difference(scores["fleet"], scores["local"]),
-        "fleet_calls": measured, "fleet_prefix_reuse": share,
-        "fleet_endpoints": [{"url": u, "served": s, "reused": r} for u, (s, r) in per_endpoint.items()],
+        "fleet_calls": measured, "fleet_prefix_reuse": share, "fleet_shared_characters": characters,
+        "fleet_endpoints": [{"url": u, "served": s, "reused": r, "prompt_chars": p, "shared_chars": c}
+                            for u, (s, r, p, c) in per_endpoint.items()],
     }
     print(f"{len(dataset)} cases, G-Eval{' with reason' if args.reason else ' without reason'}: "
           f"local (1 judge x 2 threads) {local_s:.1f} s; Ray (2 actors x 1 thread) {ray_s:.1f} s: "
@@ -135,8 +146,9 @@ def main() -> None:
     print(f"largest score difference from local: Ray {result['ray_max_score_difference']:.1e}, "
           f"fleet {result['fleet_max_score_difference']:.1e}; "
           f"started apart: Ray runtime {ray_start_s:.1f} s, 2 servers {fleet_start_s:.1f} s")
-    print(f"fleet: {measured} calls, {100 * share:.0f}% reused a prefix on their endpoint; "
-          + ", ".join(f"{u}: {s} served, {r} reused" for u, (s, r) in per_endpoint.items()))
+    print(f"fleet: {measured} calls, {100 * share:.0f}% reused a prefix on their endpoint (shared at least half "
+          f"their prompt), {100 * characters:.0f}% of prompt characters shared; "
+          + ", ".join(f"{u}: {s} served, {r} reused" for u, (s, r, _, _) in per_endpoint.items()))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
 

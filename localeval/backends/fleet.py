@@ -181,8 +181,14 @@ class EndpointStats:
     state: str
     served: int
     reused: int
-    shared: float
+    prompt_chars: int
+    shared_chars: int
     failures: int
+
+    @property
+    def shared(self) -> float:
+        """The share of the served prompts' characters that a prompt sent before shared (0 with none)."""
+        return self.shared_chars / self.prompt_chars if self.prompt_chars else 0.0
 
 
 class FleetBackend:
@@ -310,9 +316,8 @@ class FleetBackend:
     def stats(self) -> list[EndpointStats]:
         """Each endpoint's counters, in the configured order."""
         with self._cond:
-            return [EndpointStats(e.shown, self._state(e), e.served, e.reused,
-                                  e.shared_chars / e.prompt_chars if e.prompt_chars else 0.0, e.failures)
-                    for e in self._endpoints]
+            return [EndpointStats(e.shown, self._state(e), e.served, e.reused, e.prompt_chars, e.shared_chars,
+                                  e.failures) for e in self._endpoints]
 
     def _state(self, endpoint: Endpoint) -> str:
         if endpoint.usable():
