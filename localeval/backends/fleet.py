@@ -214,7 +214,6 @@ class FleetBackend:
             raise ConfigError(f"a fleet needs distinct base URLs, got {list(urls)}")
         self._open, self._cooldown, self._address, self._clock = open_endpoint, cooldown, address, clock
         self._endpoints = [Endpoint(url, limit) for url in urls]
-        self._by_url = {e.url: e for e in self._endpoints}
         self._cond = threading.Condition()
         self._identity: dict[str, Any] | None = None
         self._reference: Endpoint | None = None
@@ -396,9 +395,8 @@ class FleetBackend:
                 if not usable:
                     raise self._all_out(tried)
                 free = [e for e in usable if e.in_flight < e.limit]
-                if free:
-                    chosen, shared = choose(prompt, key, free)
-                    assert chosen.backend is not None  # usable
+                chosen, shared = choose(prompt, key, free) if free else (None, 0)
+                if chosen is not None and chosen.backend is not None:  # a usable endpoint has one
                     chosen.in_flight += 1
                     chosen.prompts.appendleft(prompt)
                     return chosen, chosen.backend, shared
