@@ -74,7 +74,9 @@ BackendOption = Annotated[
         "(all: `localeval backends list`). Another kind than the config's leaves its [backend] table out.",
     ),
 ]
-BaseUrlOption = Annotated[str | None, typer.Option(help="The server's URL, for HTTP backends.")]
+BaseUrlOption = Annotated[list[str] | None, typer.Option(
+    help="The server's URL, for HTTP backends; repeat it or separate URLs by commas for a fleet."
+)]
 ThreadsOption = Annotated[int | None, typer.Option(help="CPU threads for the judge (llama.cpp).")]
 ModelOption = Annotated[
     str | None, typer.Option(help="Judge model: a name from `models list`, a .gguf path, or a server's model.")

@@ -13,8 +13,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from localeval.backends.base import Backend
 from localeval.backends.options import BackendOptions, LlamaCppOptions
 from localeval.backends.registry import backend_kind, parse_backend
+from localeval.cache import CachedBackend
 from localeval.cli.console import (
     print_alignment,
     print_errors,
@@ -62,7 +64,7 @@ def settings_from_cli(
     fields: list[str] | None,
     list_delimiter: str | None,
     backend: str | None = None,
-    base_url: str | None = None,
+    base_url: str | list[str] | None = None,
     report: Path | None,
     no_cache: bool,
     cache_dir: Path | None,
@@ -119,7 +121,8 @@ BACKEND_FLAGS = {"--model": "model", "--base-url": "base_url", "--threads": "n_t
 
 
 def _backend_overrides(
-    base: BackendOptions, kind: str | None, model: str | None, base_url: str | None, threads: int | None
+    base: BackendOptions, kind: str | None, model: str | None, base_url: str | list[str] | None,
+    threads: int | None,
 ) -> BackendOptions:
     """``base`` with the command line's backend options on top, checked.
 
@@ -128,7 +131,7 @@ def _backend_overrides(
     take (``--threads`` for a server) is an error naming the option and the kind.
     """
     table: dict[str, Any] = base.model_dump() if kind in (None, base.kind) else {"kind": kind}
-    given = {"--model": model, "--base-url": base_url, "--threads": threads}
+    given = {"--model": model, "--base-url": _urls(base_url), "--threads": threads}
     try:
         takes = backend_kind(table["kind"]).options.model_fields
     except ConfigError as err:
@@ -140,6 +143,15 @@ def _backend_overrides(
             raise ConfigError(f"{flag} does not apply to the {table['kind']} backend")
         table[BACKEND_FLAGS[flag]] = value
     return parse_backend(table, "command line: backend")
+
+
+def _urls(given: str | list[str] | None) -> str | list[str] | None:
+    """``--base-url`` given once, several times or comma-separated: one URL, or a fleet's list."""
+    if given is None:
+        return None
+    urls = [url.strip() for text in ([given] if isinstance(given, str) else given) for url in text.split(",")]
+    urls = [url for url in urls if url]
+    return urls[0] if len(urls) == 1 else urls
 
 
 @dataclass(frozen=True)
@@ -201,6 +213,8 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
                     f"Resume with: localeval run --resume {run_dir}"
                 ))
                 return EXIT_INTERRUPTED
+        for line in fleet_lines([(None, judge), *judges.items()]):
+            print_line(err, escape(line))
     if generated is not None:
         report = generated.apply(report, metrics)
     print_report(out, report)
@@ -208,6 +222,18 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     written = write_reports(report, run_dir, config.report.copies())
     print_line(out, escape("Reports: " + ", ".join(str(p) for p in written)))
     return _exit_code(report)
+
+
+def fleet_lines(judges: list[tuple[str | None, Backend | None]]) -> list[str]:
+    """A line per judge that is a fleet of servers: each endpoint's state, calls and prefix reuse."""
+    from localeval.backends.fleet import FleetBackend  # httpx: only when a run has judges to look at
+
+    lines = []
+    for name, judge in judges:
+        inner = judge.backend if isinstance(judge, CachedBackend) else judge
+        if isinstance(inner, FleetBackend):
+            lines.append(f"Judge fleet{f' {name}' if name else ''}: {inner.summary()}")
+    return lines
 
 
 def _executor(flags: RunFlags, config: RunConfig, tables: Mapping[str | None, BackendOptions]) -> Executor | None:
@@ -318,7 +344,7 @@ def meta_eval_settings_from_cli(
     no_cache: bool,
     cache_dir: Path | None,
     backend: str | None = None,
-    base_url: str | None = None,
+    base_url: str | list[str] | None = None,
 ) -> MetaEvalSettings:
     """The command line's options, parsed and checked; a problem is a one-line ``ConfigError``."""
     backend_config = _backend_overrides(LlamaCppOptions(), backend, model, base_url, threads)
