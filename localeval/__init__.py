@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         LocalevalError,
         SchemaViolation,
     )
-    from localeval.events import Events, MetricFinished, MetricStarted, RunFinished, RunStarted
+    from localeval.events import Events, Interrupted, MetricFinished, MetricStarted, RunFinished, RunStarted
     from localeval.metrics import (
         DAG,
         AnswerRelevancy,
@@ -115,6 +115,7 @@ _EXPORTS: dict[str, str] = {
     "GEval": "localeval.metrics",
     "Golden": "localeval.case",
     "Hallucination": "localeval.metrics",
+    "Interrupted": "localeval.events",
     "JsonCorrectness": "localeval.metrics",
     "JsonReply": "localeval.backends.base",
     "KnowledgeRetention": "localeval.metrics.conversational",

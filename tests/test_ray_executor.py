@@ -27,13 +27,14 @@ from localeval.case import TestCase
 from localeval.config import CacheConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError
-from localeval.events import Event, Events, MetricFinished
+from localeval.events import Event, Events, Interrupted, MetricFinished, MetricStarted
+from localeval.journal import Journal, JournalHeader
 from localeval.judge import load_judges
 from localeval.metrics import build_metric
 from localeval.paths import Paths
 from localeval.ray_executor import JudgeRecipe, RayExecutor, import_ray, local_temp_dir
 from localeval.results import RunReport
-from localeval.runner import RunOptions, evaluate
+from localeval.runner import RunInterrupted, RunOptions, evaluate
 from localeval.schedule import Task, groups
 
 #: The test extra installs Ray (CI runs these); without it only the test of that error runs.
@@ -147,6 +148,32 @@ def test_workers_whose_judge_differs_from_the_drivers_are_refused(runtime: Any, 
     with pytest.raises(ConfigError, match="the default judge of a Ray worker is not the driver.s"):
         evaluate(Dataset.from_cases(CASES[:1]), metrics(), judge,
                  options=RunOptions(executor=RayExecutor(JudgeRecipe(other, NO_CACHE), workers=1)))
+
+
+@needs_ray
+@pytest.mark.model
+def test_ctrl_c_records_the_tasks_in_flight_then_stops(runtime: Any, judge: Any, tmp_path: Path) -> None:
+    seen: list[Event] = []
+
+    def ctrl_c_at_the_first_result(event: Event) -> None:
+        seen.append(event)
+        if isinstance(event, MetricFinished) and sum(isinstance(e, MetricFinished) for e in seen) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # Python raises KeyboardInterrupt on the main thread
+
+    header = JournalHeader(run_id="run1", created_at="2026-11-24T00:00:00+00:00", config={},
+                           config_source="<command line>", dataset_sha256="0" * 64, cases=len(CASES),
+                           metrics=[m["name"] if "name" in m else m["metric"] for m in METRICS])
+    with Journal.create(tmp_path / "journal.jsonl", header) as journal, pytest.raises(RunInterrupted) as stop:
+        evaluate(Dataset.from_cases(CASES), metrics(), judge, journal=journal, events=Events(ctrl_c_at_the_first_result),
+                 options=RunOptions(executor=RayExecutor(JudgeRecipe(TABLES, NO_CACHE), workers=2)))
+    sent = {(e.case_index, e.metric) for e in seen if isinstance(e, MetricStarted)}
+    recorded = {(e.case_index, e.result.metric) for e in seen if isinstance(e, MetricFinished)}
+    # Two actors, two tasks ahead each: four sent, one back at Ctrl-C, three in flight; nothing sent after.
+    assert len(sent) == 4 and recorded == sent
+    assert [e.in_flight for e in seen if isinstance(e, Interrupted)] == [3]
+    assert (stop.value.finished, stop.value.total) == (4, 18)
+    with Journal.open(tmp_path / "journal.jsonl") as reopened:
+        assert set(reopened.done) == sent
 
 
 def judge_workers() -> list[int]:
