@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -21,6 +20,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from run_projects import ANSWERS, command, report_outcomes, write_project
 
 from localeval.backends.options import LlamaCppOptions
 from localeval.case import TestCase
@@ -40,14 +40,6 @@ from localeval.schedule import Task, groups
 #: The test extra installs Ray (CI runs these); without it only the test of that error runs.
 needs_ray = pytest.mark.skipif(find_spec("ray") is None, reason="the ray extra is not installed")
 
-ANSWERS = [
-    ("What is the capital of France?", "Paris"),
-    ("What is 2 + 2?", "5"),
-    ("Who wrote Hamlet?", "William Shakespeare wrote Hamlet."),
-    ("What colour is the sky on a clear day?", "Green."),
-    ("How many legs does a spider have?", "Eight."),
-    ("What is the boiling point of water at sea level?", "100 degrees Celsius."),
-]
 CASES = [TestCase(name=f"q{i}", input=q, actual_output=a, expected_output="Paris" if i == 0 else a.upper())
          for i, (q, a) in enumerate(ANSWERS)]
 METRICS = [
@@ -267,20 +259,7 @@ metric = "exact_match"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    lines = [json.dumps({"name": c.name, "input": c.input, "actual_output": c.actual_output,
-                         "expected_output": c.expected_output}) for c in CASES]
-    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
-    (tmp_path / "eval.toml").write_text(CONFIG)
-    return tmp_path
-
-
-def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "localeval", "run", *args]
-
-
-def report_outcomes(run_dir: Path) -> list[list[tuple[str, float | None, bool | None]]]:
-    report = json.loads((run_dir / "report.json").read_text())
-    return [[(r["metric"], r["score"], r["passed"]) for r in case["results"]] for case in report["cases"]]
+    return write_project(tmp_path, CASES, CONFIG)
 
 
 def children(pid: int) -> list[int]:
