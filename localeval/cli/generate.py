@@ -12,6 +12,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from localeval.backends.base import Backend
 from localeval.cli.console import print_finishing
+from localeval.cli.exits import EXIT_ERRORED, EXIT_OK
+from localeval.cli.loading import load_dataset
 from localeval.config import RunConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError
@@ -102,7 +104,6 @@ def generate(config: RunConfig, out_path: Path, paths: Paths, out: Console, err:
 
     With several targets, each golden is written once per target (``metadata.target`` says which).
     """
-    from localeval.cli.session import EXIT_ERRORED, EXIT_OK, load_dataset  # the session imports this module
 
     if not config.all_targets():
         raise ConfigError(f"{config.source}: no [target] table: nothing writes the outputs")

@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from localeval.cache import CachedBackend
-from localeval.cli.session import EXIT_ERRORED, EXIT_OK
+from localeval.cli.exits import EXIT_ERRORED, EXIT_OK
 from localeval.config import RunConfig
 from localeval.errors import ConfigError, first_problem
 from localeval.files import make_folder
