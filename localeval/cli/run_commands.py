@@ -1,4 +1,5 @@
-"""The commands of runs: ``run`` (and ``--resume``), ``report`` a finished run again, ``compare`` two runs."""
+"""The commands of runs: ``run`` (and ``--resume``), ``report`` a finished run again, ``compare`` two
+runs, ``arena``: two runs' outputs, or one run's targets', judged against each other."""
 
 from __future__ import annotations
 
@@ -118,3 +119,40 @@ def compare(
     comparison = compare_runs(load_report(before, runs), load_report(after, runs), tolerance=tolerance)
     print_comparison(stdout(), comparison)
     raise typer.Exit(EXIT_FAILED if comparison.has_regressions or comparison.has_new_errors else 0)
+
+
+def arena(
+    run_a: Annotated[str, typer.Argument(help="One run: id, folder or report.json.")],
+    config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config: the judge, and arena metrics only.")],
+    run_b: Annotated[str | None, typer.Argument(
+        help="The other run, of the same inputs; without it, RUN_A's [[targets]] are compared.")] = None,
+    names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
+    model: ModelOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    threads: ThreadsOption = None,
+    report: Annotated[Path | None, typer.Option(help="Also write the JSON report here.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write the HTML report here.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here.")] = None,
+) -> None:
+    """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
+
+    Exit codes as `run`'s: 0 the first contestant's outputs were preferred (every arena metric
+    passed), 1 not, 3 some comparison errored, 2 bad usage or input (different datasets).
+    """
+    from localeval.cli import session
+
+    pair = None
+    if names is not None:
+        parts = [n.strip() for n in names.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise ConfigError(f"--names takes NAME_A,NAME_B, got {names!r}")
+        pair = (parts[0], parts[1])
+    settings = session.settings_from_cli(
+        dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None, list_delimiter=None,
+        report=report, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url, html=html,
+    )
+    flags = session.RunFlags(run_dir=run_dir)
+    raise typer.Exit(session.arena(settings, run_a, run_b, pair, user_paths(), stdout(), stderr(), os.environ, flags))

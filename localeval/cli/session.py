@@ -1,8 +1,9 @@
-"""The glue of ``localeval run`` and ``localeval arena``: load what is needed, run, report.
+"""The glue of ``localeval run``: load what is needed, run, journal, report.
 
 The command line's options become a ``RunConfig`` in :mod:`~localeval.cli.settings`;
-what a run readies first is :mod:`~localeval.cli.loading`'s; ``localeval meta-eval``
-is :mod:`~localeval.cli.meta_eval`. Their names are importable from here too.
+what a run readies first is :mod:`~localeval.cli.loading`'s; ``localeval arena`` is
+:mod:`~localeval.cli.arena`, ``localeval meta-eval`` :mod:`~localeval.cli.meta_eval`.
+Their names are importable from here too.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
@@ -23,10 +24,9 @@ from localeval.cli.exits import EXIT_ERRORED, EXIT_FAILED, EXIT_INTERRUPTED, EXI
 from localeval.cli.generate import generate_all, load_targets, target_templates
 from localeval.cli.loading import load_dataset, make_cache_folder, ray_executor
 from localeval.cli.meta_eval import meta_eval
-from localeval.cli.runs import JOURNAL, find_run, load_report, resumed_config, start_run
+from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
 from localeval.cli.settings import MetaEvalSettings, meta_eval_settings_from_cli, settings_from_cli
 from localeval.config import RunConfig
-from localeval.errors import ConfigError
 from localeval.events import Events
 from localeval.files import make_folder
 from localeval.journal import Journal
@@ -35,12 +35,14 @@ from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.ray_executor import import_ray
 from localeval.reports import write_reports
-from localeval.reports.pairing import arena_dataset, targets_arena_dataset
 from localeval.reports.terminal import print_line
 from localeval.results import RunReport
 from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
 from localeval.schedule import Order
 from localeval.targets import needing_output, planned
+
+if TYPE_CHECKING:
+    from localeval.cli.arena import arena
 
 
 @dataclass(frozen=True)
@@ -132,40 +134,13 @@ def _exit_code(report: RunReport) -> int:
     return EXIT_FAILED if report.any_failed else EXIT_OK
 
 
-# -- localeval arena ---------------------------------------------------------------------
+def __getattr__(name: str) -> Any:
+    """``arena``, importable from here as before: its module imports this one, so it loads on first use."""
+    if name == "arena":
+        from localeval.cli.arena import arena
 
-
-def arena(settings: RunConfig, run_a: str, run_b: str | None, names: tuple[str, str] | None, paths: Paths,
-          out: Console, err: Console, environ: Mapping[str, str], flags: RunFlags | None = None) -> int:
-    """Judge two runs' outputs, or one run's targets' outputs, against each other with the
-    config's arena metrics; returns the exit code.
-
-    The cases are built from the reports (:mod:`localeval.reports.pairing`) and written as
-    a dataset under ``<runs>/arena/``, named after the runs, so the arena is an ordinary
-    run over it: journaled, resumable, reported in every format.
-    """
-    if settings.dataset.path is not None:
-        raise ConfigError(f"{settings.source}: dataset.path: the arena takes its cases from the runs; drop it")
-    if settings.all_targets():
-        raise ConfigError(f"{settings.source}: the arena judges outputs the runs hold; drop [target] and [[targets]]")
-    wrong = [f"{m.display_name} ({m.kind})" for m in settings.build_metrics() if m.kind != "arena"]
-    if wrong:
-        raise ConfigError(f"{settings.source}: the arena's cases have contestants, not one output; "
-                          f"only arena metrics judge them, not {', '.join(wrong)}")
-    report_a = load_report(run_a, paths.runs)
-    if run_b is None:
-        if names is not None:
-            raise ConfigError("--names names two runs' outputs; one run's contestants are its targets, named in [[targets]]")
-        dataset, stem = targets_arena_dataset(report_a), f"{report_a.run_id}-targets"
-    else:
-        report_b = load_report(run_b, paths.runs)
-        dataset, stem = arena_dataset(report_a, report_b, names), f"{report_a.run_id}-vs-{report_b.run_id}"
-    folder = make_folder(paths.runs / "arena", "the folder of arena cases")
-    cases = folder / f"{stem}.jsonl"
-    dataset.save(cases)
-    print_line(err, escape(f"Arena of {len(dataset)} cases: {cases}"))
-    config = settings.model_copy(update={"dataset": settings.dataset.model_copy(update={"path": cases})})
-    return run(config, paths, out, err, environ, flags)
+        return arena
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
