@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from localeval.backends.base import Backend
 from localeval.backends.options import BackendOptions, LlamaCppOptions
 from localeval.backends.registry import backend_kind, parse_backend
 from localeval.cache import CachedBackend
+from localeval.catalog import file_sha256
 from localeval.cli.console import (
     print_alignment,
     print_errors,
@@ -165,6 +167,7 @@ class RunFlags:
     executor: Literal["local", "ray"] = "local"  #: where the tasks are measured (localeval.execution)
     ray_address: str | None = None  #: a Ray cluster; None: a local runtime on 127.0.0.1
     ray_workers: int | None = None  #: Ray actors; None: the cluster's CPUs / the judge's threads
+    command: Literal["run", "arena"] = "run"  #: the command that resumes the run, for the hint on Ctrl-C
 
 
 def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str],
@@ -200,7 +203,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
                 generated = generate_all(config, templates, dataset, targets, err, journal)
             except KeyboardInterrupt:
                 print_line(err, escape(f"Interrupted: {len(journal.generated)} outputs are saved. "
-                                       f"Resume with: localeval run --resume {run_dir}"))
+                                       f"Resume with: localeval {flags.command} --resume {run_dir}"))
                 return EXIT_INTERRUPTED
             dataset = generated.dataset
         with progress_bar(err) as listen:
@@ -210,7 +213,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
             except RunInterrupted as stop:
                 print_line(err, escape(
                     f"Interrupted: {stop.finished} of {stop.total} results are saved. "
-                    f"Resume with: localeval run --resume {run_dir}"
+                    f"Resume with: localeval {flags.command} --resume {run_dir}"
                 ))
                 return EXIT_INTERRUPTED
         for line in fleet_lines([(None, judge), *judges.items()]):
@@ -289,10 +292,7 @@ def arena(settings: RunConfig, run_a: str, run_b: str | None, names: tuple[str, 
         raise ConfigError(f"{settings.source}: dataset.path: the arena takes its cases from the runs; drop it")
     if settings.all_targets():
         raise ConfigError(f"{settings.source}: the arena judges outputs the runs hold; drop [target] and [[targets]]")
-    wrong = [f"{m.display_name} ({m.kind})" for m in settings.build_metrics() if m.kind != "arena"]
-    if wrong:
-        raise ConfigError(f"{settings.source}: the arena's cases have contestants, not one output; "
-                          f"only arena metrics judge them, not {', '.join(wrong)}")
+    _check_arena_metrics(settings)
     report_a = load_report(run_a, paths.runs)
     if run_b is None:
         if names is not None:
@@ -301,12 +301,48 @@ def arena(settings: RunConfig, run_a: str, run_b: str | None, names: tuple[str, 
     else:
         report_b = load_report(run_b, paths.runs)
         dataset, stem = arena_dataset(report_a, report_b, names), f"{report_a.run_id}-vs-{report_b.run_id}"
-    folder = make_folder(paths.runs / "arena", "the folder of arena cases")
-    cases = folder / f"{stem}.jsonl"
-    dataset.save(cases)
+    cases = _save_arena_cases(dataset, make_folder(paths.runs / "arena", "the folder of arena cases"), stem)
     print_line(err, escape(f"Arena of {len(dataset)} cases: {cases}"))
     config = settings.model_copy(update={"dataset": settings.dataset.model_copy(update={"path": cases})})
     return run(config, paths, out, err, environ, flags)
+
+
+def resume_arena(paths: Paths, out: Console, err: Console, environ: Mapping[str, str], flags: RunFlags) -> int:
+    """Finish an interrupted arena (``flags.resume``) with its own settings, over the cases it wrote.
+
+    Nothing is rebuilt from the runs' reports: the journal names the arena's cases file,
+    and :func:`~localeval.cli.runs.resumed_config` refuses it if it changed since.
+    """
+    if flags.resume is None:
+        raise ValueError("resume_arena needs flags.resume")
+    with Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) as journal:
+        config = resumed_config(journal)
+        cases = journal.header.cases
+    _check_arena_metrics(config)
+    print_line(err, escape(f"Arena of {cases} cases: {config.dataset.path}"))
+    return run(config, paths, out, err, environ, flags)
+
+
+def _check_arena_metrics(settings: RunConfig) -> None:
+    """Refuse a config (or a resumed run's) with metrics other than arena ones: they judge one output."""
+    wrong = [f"{m.display_name} ({m.kind})" for m in settings.build_metrics() if m.kind != "arena"]
+    if wrong:
+        raise ConfigError(f"{settings.source}: the arena's cases have contestants, not one output; "
+                          f"only arena metrics judge them, not {', '.join(wrong)}")
+
+
+def _save_arena_cases(dataset: Dataset, folder: Path, stem: str) -> Path:
+    """Write the arena's cases as ``<stem>-<sha256, 12 digits>.jsonl`` in ``folder``; returns the file.
+
+    Named by their content, so that an arena of the same runs with other names never
+    rewrites the cases an unfinished arena (its journal) points at; the same cases are
+    the same file.
+    """
+    draft = folder / f".{stem}.{os.getpid()}.jsonl"
+    dataset.save(draft)
+    cases = folder / f"{stem}-{file_sha256(draft)[:12]}.jsonl"
+    os.replace(draft, cases)
+    return cases
 
 
 # -- localeval meta-eval -----------------------------------------------------------------
@@ -410,4 +446,5 @@ def _option_value(text: str) -> Any:
         return text
 
 
-__all__ = ["MetaEvalSettings", "arena", "Metric", "meta_eval", "meta_eval_settings_from_cli", "run", "settings_from_cli"]
+__all__ = ["MetaEvalSettings", "arena", "Metric", "meta_eval", "meta_eval_settings_from_cli", "resume_arena", "run",
+           "settings_from_cli"]
