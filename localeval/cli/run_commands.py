@@ -122,10 +122,10 @@ def compare(
 
 
 def arena(
-    run_a: Annotated[str, typer.Argument(help="One run: id, folder or report.json.")],
-    config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config: the judge, and arena metrics only.")],
+    run_a: Annotated[str | None, typer.Argument(help="One run: id, folder or report.json.")] = None,
     run_b: Annotated[str | None, typer.Argument(
         help="The other run, of the same inputs; without it, RUN_A's [[targets]] are compared.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML config: the judge, and arena metrics only.")] = None,
     names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
     model: ModelOption = None,
     backend: BackendOption = None,
@@ -136,14 +136,28 @@ def arena(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
     cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
     run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here.")] = None,
+    resume: Annotated[str | None, typer.Option(help="Finish an interrupted arena: its id or directory.")] = None,
 ) -> None:
     """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
 
-    Exit codes as `run`'s: 0 the first contestant's outputs were preferred (every arena metric
-    passed), 1 not, 3 some comparison errored, 2 bad usage or input (different datasets).
+    Every judged case is journaled: after a crash or Ctrl-C, `--resume RUN` judges only what
+    is missing, over the cases the arena first wrote. Exit codes as `run`'s: 0 the first
+    contestant's outputs were preferred (every arena metric passed), 1 not, 3 some comparison
+    errored, 2 bad usage or input (different datasets), 130 interrupted.
     """
     from localeval.cli import session
 
+    if resume is not None:
+        given = [n for n, v in (("RUN_A", run_a), ("RUN_B", run_b), ("--config", config), ("--names", names),
+                                ("--model", model), ("--backend", backend), ("--base-url", base_url),
+                                ("--threads", threads), ("--report", report), ("--html", html),
+                                ("--no-cache", no_cache), ("--cache-dir", cache_dir), ("--run-dir", run_dir)) if v]
+        if given:
+            raise ConfigError(f"--resume runs with the run's own settings; drop {', '.join(given)}")
+        flags = session.RunFlags(resume=resume, command="arena")
+        raise typer.Exit(session.resume_arena(user_paths(), stdout(), stderr(), os.environ, flags))
+    if run_a is None or config is None:
+        raise ConfigError("arena takes RUN_A (and RUN_B) and --config, or --resume RUN")
     pair = None
     if names is not None:
         parts = [n.strip() for n in names.split(",")]
@@ -154,5 +168,5 @@ def arena(
         dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None, list_delimiter=None,
         report=report, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url, html=html,
     )
-    flags = session.RunFlags(run_dir=run_dir)
+    flags = session.RunFlags(run_dir=run_dir, command="arena")
     raise typer.Exit(session.arena(settings, run_a, run_b, pair, user_paths(), stdout(), stderr(), os.environ, flags))

@@ -42,7 +42,7 @@ from localeval.schedule import Order
 from localeval.targets import needing_output, planned
 
 if TYPE_CHECKING:
-    from localeval.cli.arena import arena
+    from localeval.cli.arena import arena, resume_arena
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ class RunFlags:
     executor: Literal["local", "ray"] = "local"  #: where the tasks are measured (localeval.execution)
     ray_address: str | None = None  #: a Ray cluster; None: a local runtime on 127.0.0.1
     ray_workers: int | None = None  #: Ray actors; None: the cluster's CPUs / the judge's threads
+    command: Literal["run", "arena"] = "run"  #: the command that resumes the run, for the hint on Ctrl-C
 
 
 def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str],
@@ -92,7 +93,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
                 generated = generate_all(config, templates, dataset, targets, err, journal)
             except KeyboardInterrupt:
                 print_line(err, escape(f"Interrupted: {len(journal.generated)} outputs are saved. "
-                                       f"Resume with: localeval run --resume {run_dir}"))
+                                       f"Resume with: localeval {flags.command} --resume {run_dir}"))
                 return EXIT_INTERRUPTED
             dataset = generated.dataset
         with progress_bar(err) as listen:
@@ -102,7 +103,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
             except RunInterrupted as stop:
                 print_line(err, escape(
                     f"Interrupted: {stop.finished} of {stop.total} results are saved. "
-                    f"Resume with: localeval run --resume {run_dir}"
+                    f"Resume with: localeval {flags.command} --resume {run_dir}"
                 ))
                 return EXIT_INTERRUPTED
         for line in fleet_lines([(None, judge), *judges.items()]):
@@ -135,15 +136,16 @@ def _exit_code(report: RunReport) -> int:
 
 
 def __getattr__(name: str) -> Any:
-    """``arena``, importable from here as before: its module imports this one, so it loads on first use."""
-    if name == "arena":
-        from localeval.cli.arena import arena
+    """``arena`` and ``resume_arena``, importable from here as before: their module imports this one,
+    so it loads on first use."""
+    if name in ("arena", "resume_arena"):
+        from localeval.cli import arena
 
-        return arena
+        return getattr(arena, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "EXIT_ERRORED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "MetaEvalSettings", "Metric", "RunFlags", "arena",
-    "load_dataset", "meta_eval", "meta_eval_settings_from_cli", "run", "settings_from_cli",
+    "load_dataset", "meta_eval", "meta_eval_settings_from_cli", "resume_arena", "run", "settings_from_cli",
 ]
