@@ -15,23 +15,14 @@ wrapper, so the figures are calls, not results: ``ok``, or the error it raised
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from localeval.backends.base import (
-    Backend,
-    Capabilities,
-    DistributionReply,
-    DistributionRequest,
-    Fingerprint,
-    JsonReply,
-    JsonRequest,
-)
+from counting import CountingBackend
+
 from localeval.backends.llamacpp import LlamaCppBackend
 from localeval.case import TestCase, ToolCall
 from localeval.catalog import ModelCatalog
@@ -41,41 +32,6 @@ from localeval.paths import Paths
 from localeval.runner import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
-Reply = TypeVar("Reply")
-
-
-class CountingJudge:
-    """A backend that counts every call by outcome: "ok" or the name of the error it raised."""
-
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.outcomes: collections.Counter[str] = collections.Counter()
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self.backend.capabilities
-
-    @property
-    def fingerprint(self) -> Fingerprint:
-        return self.backend.fingerprint
-
-    def generate_json(self, request: JsonRequest) -> JsonReply:
-        return self._count("json", lambda: self.backend.generate_json(request))
-
-    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
-        return self._count("distribution", lambda: self.backend.candidate_distribution(request))
-
-    def close(self) -> None:
-        self.backend.close()
-
-    def _count(self, kind: str, call: Callable[[], Reply]) -> Reply:
-        try:
-            reply = call()
-        except Exception as err:
-            self.outcomes[f"{kind} {type(err).__name__}"] += 1
-            raise
-        self.outcomes[f"{kind} ok"] += 1
-        return reply
 
 
 CITIES = [("Paris", "France", 48.86, 2.35), ("Lisbon", "Portugal", 38.72, -9.14), ("Osaka", "Japan", 34.69, 135.5),
@@ -154,7 +110,7 @@ def main() -> None:
     args = parser.parse_args()
 
     spec, path = ModelCatalog(Paths.from_environ(os.environ).home).resolve(None)
-    judge = CountingJudge(LlamaCppBackend(path, spec))
+    judge = CountingBackend(LlamaCppBackend(path, spec))
     metrics = [ArgumentCorrectness(), TaskCompletion()]
     sets = {"example": Dataset.load(ROOT / "examples" / "agent" / "agent.jsonl"),
             "synthetic": Dataset.from_cases(synthetic(args.synthetic))}

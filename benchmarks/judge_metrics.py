@@ -22,21 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from localeval.backends.base import (
-    Backend,
-    Capabilities,
-    DistributionReply,
-    DistributionRequest,
-    Fingerprint,
-    JsonReply,
-    JsonRequest,
-)
+from counting import CountingBackend
+
 from localeval.backends.llamacpp import LlamaCppBackend
 from localeval.case import TestCase
 from localeval.catalog import ModelCatalog
 from localeval.config import RunConfig
 from localeval.dataset import Dataset
-from localeval.errors import BackendError
 from localeval.metrics.judged import JudgedMetric
 from localeval.paths import Paths
 from localeval.runner import evaluate
@@ -44,39 +36,6 @@ from localeval.runner import evaluate
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "metrics" / "eval.toml"
 NEWS = Path(os.environ.get("ALIGNMENT_DATA") or ROOT / "tests" / "data" / "alignment") / "qags_cnndm.json"
-
-
-class CountingJudge:
-    """A backend wrapper that counts every call and its outcome: "ok" or the error's type."""
-
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.outcomes: collections.Counter[str] = collections.Counter()
-        self.errors: list[str] = []
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self.backend.capabilities
-
-    @property
-    def fingerprint(self) -> Fingerprint:
-        return self.backend.fingerprint
-
-    def generate_json(self, request: JsonRequest) -> JsonReply:
-        try:
-            reply = self.backend.generate_json(request)
-        except BackendError as err:
-            self.outcomes[type(err).__name__] += 1
-            self.errors.append(f"{type(err).__name__}: {err}"[:300])
-            raise
-        self.outcomes["ok"] += 1
-        return reply
-
-    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
-        return self.backend.candidate_distribution(request)
-
-    def close(self) -> None:
-        self.backend.close()
 
 
 def news_cases(count: int) -> list[TestCase]:
@@ -100,7 +59,7 @@ def main() -> None:
     example = Dataset.load(config.dataset.path)  # type: ignore[arg-type]
     cases = [*example.cases, *news_cases(args.news)]
     spec, path = ModelCatalog(Paths.from_environ(os.environ).home).resolve(None)
-    judge = CountingJudge(LlamaCppBackend(path, spec))
+    judge = CountingBackend(LlamaCppBackend(path, spec))
     start = time.perf_counter()
     try:
         report = evaluate(Dataset.from_cases(cases), metrics, judge)
@@ -110,10 +69,10 @@ def main() -> None:
         "scored" if r.error is None else r.error.split(":")[0] for c in report.cases for r in c.results
     )
     calls = sum(judge.outcomes.values())
-    failures = {k: v for k, v in judge.outcomes.items() if k != "ok"}
+    failures = judge.failures()
     summary: dict[str, Any] = {
         "model": spec.name, "cases": len(cases), "metrics": [m.display_name for m in metrics],
-        "judge_calls": calls, "failed_calls": failures, "schema_failures": failures.get("SchemaViolation", 0),
+        "judge_calls": calls, "failed_calls": failures, "schema_failures": failures.get("generate_json SchemaViolation", 0),
         "results": dict(results), "seconds": round(time.perf_counter() - start, 1),
         "mean_scores": {s.metric: s.mean_score for s in report.summary},
     }

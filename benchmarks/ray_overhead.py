@@ -62,6 +62,15 @@ def questions(count: int) -> list[TestCase]:
             for i in range(count)]
 
 
+def workload(cases: int, short: bool, reason: bool = False) -> tuple[Dataset, list[Any]]:
+    """The benchmark's cases and its G-Eval: consistency on news summaries, or correctness on short sums."""
+    if short:
+        steps = {"evaluation_steps": ["Check whether the answer is correct."], "include_reason": reason,
+                 "evaluation_params": ["input", "actual_output"], "name": "correctness"}
+        return Dataset.from_cases(questions(cases)), [build_metric("geval", steps, "bench")]
+    return Dataset.from_cases(summaries(cases)), [build_metric("geval:consistency", {"include_reason": reason}, "bench")]
+
+
 def outcomes(report: RunReport) -> list[tuple[str, float | None]]:
     return [(r.metric, r.score) for case in report.cases for r in case.results]
 
@@ -111,14 +120,7 @@ def main() -> None:
               f"Ray {costs['ray_ms_per_result']:.2f} ms ({args.trivial} exact_match results)")
         return
 
-    if args.short:
-        dataset = Dataset.from_cases(questions(args.cases))
-        steps = {"evaluation_steps": ["Check whether the answer is correct."], "include_reason": False,
-                 "evaluation_params": ["input", "actual_output"], "name": "correctness"}
-        metrics = [build_metric("geval", steps, "bench")]
-    else:
-        dataset = Dataset.from_cases(summaries(args.cases))
-        metrics = [build_metric("geval:consistency", {"include_reason": False}, "bench")]
+    dataset, metrics = workload(args.cases, args.short)
     ray = import_ray(local=True)
     started = time.perf_counter()
     ray.init(num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False, log_to_driver=False)

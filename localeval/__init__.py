@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     )
     from localeval.backends.llamacpp import LlamaCppBackend
     from localeval.backends.options import BackendOptions, LlamaCppOptions
-    from localeval.backends.registry import BackendKind, BuildContext
+    from localeval.backends.registry import BackendKind, BuildContext, register_backend
     from localeval.cache import CachedBackend, open_cache
     from localeval.case import ConversationalTestCase, Golden, TestCase, ToolCall, Turn
     from localeval.catalog import ModelCatalog, ModelSpec
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         LocalevalError,
         SchemaViolation,
     )
-    from localeval.events import Events, MetricFinished, MetricStarted, RunFinished, RunStarted
+    from localeval.events import Events, Interrupted, MetricFinished, MetricStarted, RunFinished, RunStarted
     from localeval.metrics import (
         DAG,
         AnswerRelevancy,
@@ -115,6 +115,7 @@ _EXPORTS: dict[str, str] = {
     "GEval": "localeval.metrics",
     "Golden": "localeval.case",
     "Hallucination": "localeval.metrics",
+    "Interrupted": "localeval.events",
     "JsonCorrectness": "localeval.metrics",
     "JsonReply": "localeval.backends.base",
     "KnowledgeRetention": "localeval.metrics.conversational",
@@ -152,6 +153,7 @@ _EXPORTS: dict[str, str] = {
     "make_backend": "localeval.backends",
     "metric": "localeval.metrics",
     "open_cache": "localeval.cache",
+    "register_backend": "localeval.backends.registry",
     "register_metric": "localeval.metrics",
 }
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -80,8 +81,44 @@ def open_cache(directory: Path) -> diskcache.Cache:
     return diskcache.Cache(str(directory), size_limit=2**32)
 
 
-#: Locks that keep two threads from computing the same request at once, by key stripe.
-KEY_LOCKS = 64
+@dataclass
+class _KeyLock:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    users: int = 0  #: threads holding or waiting for it
+
+
+class KeyLocks:
+    """A lock per cache key, for as long as a thread holds it or waits for it (single flight).
+
+    Two threads asking the same uncached request make one model call: the second
+    waits, then finds the first one's reply on disk. Different requests never wait
+    for each other (a lock per stripe of keys would make unrelated calls queue).
+    A key's lock is forgotten when its last user leaves, so a long run keeps none.
+    """
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, _KeyLock] = {}
+
+    def __len__(self) -> int:
+        """The keys held or waited for now."""
+        with self._guard:
+            return len(self._locks)
+
+    @contextmanager
+    def hold(self, key: str) -> Iterator[None]:
+        """Hold ``key``'s lock for the block (waiting while another thread holds it)."""
+        with self._guard:
+            entry = self._locks.setdefault(key, _KeyLock())
+            entry.users += 1
+        try:
+            with entry.lock:
+                yield
+        finally:
+            with self._guard:
+                entry.users -= 1
+                if not entry.users:
+                    del self._locks[key]
 
 
 class CachedBackend:
@@ -89,7 +126,8 @@ class CachedBackend:
 
     Safe to share between threads: the counts are kept in total and per thread
     (so a runner can say what one metric's result cost), and two threads asking
-    the same uncached request wait for one model call instead of making two.
+    the same uncached request wait for one model call instead of making two
+    (:class:`KeyLocks`); different requests run at once.
     """
 
     def __init__(self, backend: Backend, store: diskcache.Cache | None) -> None:
@@ -97,7 +135,7 @@ class CachedBackend:
         self.store = store
         self.stats = CacheStats()
         self._lock = threading.Lock()
-        self._key_locks = [threading.Lock() for _ in range(KEY_LOCKS)]
+        self._key_locks = KeyLocks()
         self._local = threading.local()
 
     def thread_stats(self) -> CacheStats:
@@ -148,7 +186,7 @@ class CachedBackend:
         if store is None:  # callers check; this keeps the type checker sure of it
             return self._called(call(request))
         key = cache_key(operation, self.fingerprint, request)
-        with self._key_locks[int(key[:8], 16) % KEY_LOCKS]:
+        with self._key_locks.hold(key):
             stored = store.get(key)
             if stored is not None:
                 self._count("hits")

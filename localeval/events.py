@@ -44,13 +44,21 @@ class MetricFinished:
 
 
 @dataclass(frozen=True)
+class Interrupted:
+    """Ctrl-C: nothing new starts, and the ``in_flight`` calls already running are waited for and
+    recorded (a resumed run does not send them again); a second Ctrl-C stops at once."""
+
+    in_flight: int
+
+
+@dataclass(frozen=True)
 class RunFinished:
     run_id: str
     duration_s: float
     report: RunReport
 
 
-Event = RunStarted | MetricStarted | MetricFinished | RunFinished
+Event = RunStarted | MetricStarted | MetricFinished | Interrupted | RunFinished
 Listener = Callable[[Event], None]
 
 

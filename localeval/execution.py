@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 from localeval.case import Case
-from localeval.events import Events, MetricFinished, MetricStarted
+from localeval.events import Events, Interrupted, MetricFinished, MetricStarted
+from localeval.inflight import InFlight, ctrl_c_held
 from localeval.metrics.base import Metric
 from localeval.panel import JudgePanel
 from localeval.results import JudgeUsage, MetricResult
@@ -71,7 +72,9 @@ class Executor(Protocol):
         """Measure ``tasks`` (in plan order), calling ``record`` once per result as each finishes.
 
         Returns what the judges cost outside this process's panel (zero when they ran
-        here: the panel counted it). Ctrl-C raises :class:`KeyboardInterrupt`.
+        here: the panel counted it). Ctrl-C raises :class:`KeyboardInterrupt`, after the tasks
+        already running are finished and recorded (announced with :class:`Interrupted`; a
+        second Ctrl-C stops at once).
         """
         ...
 
@@ -87,8 +90,10 @@ class ThreadExecutor:
         lanes = self._lanes(tasks, work)
         if sum(limit for limit, _ in lanes.values()) <= 1:
             for task in tasks:
-                if record(work.measure(task)):
-                    break
+                finished = work.measure(task)
+                with ctrl_c_held():  # journaled and counted together, or not at all
+                    if record(finished):
+                        break
         else:
             self._parallel(lanes, work, record)
         return JudgeUsage()
@@ -105,26 +110,29 @@ class ThreadExecutor:
 
     @staticmethod
     def _parallel(lanes: dict[str | None, tuple[int, Iterator[Task]]], work: Work, record: Record) -> None:
+        """Keep each lane's limit of tasks in flight; on Ctrl-C start nothing new and record the tasks
+        in flight as they finish (:mod:`localeval.inflight`; a second Ctrl-C stops at once)."""
         stopped = False
         in_flight = dict.fromkeys(lanes, 0)
-        with ThreadPoolExecutor(sum(limit for limit, _ in lanes.values()), thread_name_prefix="localeval") as pool:
-            running: dict[Future[MetricFinished], str | None] = {}
-            try:
-                while True:
-                    for name, (limit, pending) in lanes.items():
-                        while not stopped and in_flight[name] < limit and (task := next(pending, None)):
-                            running[pool.submit(work.measure, task)] = name
-                            in_flight[name] += 1
-                    if not running:
-                        return
-                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in finished:
-                        in_flight[running.pop(future)] -= 1
-                        stopped = record(future.result()) or stopped
-            except KeyboardInterrupt:
-                for future in running:
-                    future.cancel()
-                raise
+        calls: InFlight[str | None, MetricFinished] = InFlight("localeval")
+
+        def finish(lane: str | None, finished: MetricFinished) -> None:
+            nonlocal stopped
+            in_flight[lane] -= 1
+            stopped = record(finished) or stopped
+
+        try:
+            while True:
+                for name, (limit, pending) in lanes.items():
+                    while not stopped and in_flight[name] < limit and (task := next(pending, None)):
+                        calls.start(name, partial(work.measure, task))
+                        in_flight[name] += 1
+                if not calls:
+                    return
+                calls.hand_next(finish)
+        except KeyboardInterrupt:
+            calls.drain(finish, lambda count: work.events.emit(Interrupted(count)))
+            raise
 
 
 def unexpected(metric: Metric, err: Exception) -> MetricResult:

@@ -20,6 +20,10 @@ How a run goes (docs/scale.md has the commands and the measurements):
   the actors, the driver only keeps each one a few tasks ahead.
 - Results stream back with ``ray.wait``; only the driver writes the journal and
   emits events, so ``--resume`` works as with the local executor.
+- Ctrl-C (on the driver; Ray's own processes block SIGINT) sends nothing new and
+  waits for the tasks in flight, recording each; a second Ctrl-C records the
+  results already back and stops, and the actors are killed with the tasks they
+  were running (``--resume`` computes those).
 - A worker that dies is restarted and its unfinished tasks retried by Ray
   (``max_restarts``, ``max_task_retries``); finished results are already on the
   driver and in the journal.
@@ -49,8 +53,9 @@ from localeval.backends.options import BackendOptions
 from localeval.case import Case
 from localeval.config import CacheConfig
 from localeval.errors import ConfigError, LocalevalError
-from localeval.events import Events, MetricFinished, MetricStarted
+from localeval.events import Events, Interrupted, MetricFinished, MetricStarted
 from localeval.execution import Record, Work
+from localeval.inflight import ctrl_c_held
 from localeval.judge import load_judges
 from localeval.panel import JudgePanel
 from localeval.paths import Paths
@@ -170,24 +175,56 @@ class _Stream:
         self.in_flight = [0] * len(actors)
         self.running: dict[Any, int] = {}  # ObjectRef -> actor index
         self.stopped = False
+        self.used = JudgeUsage()  #: what the results recorded so far cost on the actors
 
     def run(self, record: Record) -> JudgeUsage:
-        used = JudgeUsage()
+        """Record every result as it comes back. On Ctrl-C nothing new is sent and the tasks in
+        flight are waited for and recorded; a second Ctrl-C records those already back and stops."""
         for index in range(len(self.actors)):
             self._feed(index)
-        while self.running:
-            [ref], _ = self.ray.wait(list(self.running), num_returns=1)
+        try:
+            while self.running:
+                [ref], _ = self.ray.wait(list(self.running), num_returns=1)
+                self._feed(self._take(ref, record))
+        except KeyboardInterrupt:
+            self._drain(record)
+            raise
+        return self.used
+
+    def _drain(self, record: Record) -> None:
+        """After a Ctrl-C: send nothing more, and record the tasks in flight as they come back; a
+        second Ctrl-C records those already back and raises (the caller kills the actors)."""
+        self.stopped = True
+        self.work.events.emit(Interrupted(len(self.running)))
+        try:
+            while self.running:
+                [ref], _ = self.ray.wait(list(self.running), num_returns=1)
+                self._take(ref, record, drained=True)
+        except KeyboardInterrupt:
+            if self.running:
+                back, _ = self.ray.wait(list(self.running), num_returns=len(self.running), timeout=0)
+                for ref in back:
+                    self._take(ref, record, drained=True)
+            raise
+
+    def _take(self, ref: Any, record: Record, drained: bool = False) -> int:
+        """Record the result of ``ref``, which is back; the index of the actor that sent it.
+
+        ``drained``: the run is stopping after a Ctrl-C; a task that failed is then left to --resume.
+        """
+        with ctrl_c_held():  # journaled and counted together, or not at all
             index = self.running.pop(ref)
             self.in_flight[index] -= 1
             try:
                 finished: MetricFinished = self.ray.get(ref)
             except self.ray.exceptions.RayError as err:
+                if drained:
+                    return index
                 raise ExecutorError(f"a Ray worker failed beyond its retries: {_cause(err)}; the results "
                                     "that finished are in the journal (--resume finishes the run)") from err
-            used += finished.result.usage or JudgeUsage()
+            self.used += finished.result.usage or JudgeUsage()
             self.stopped = record(finished) or self.stopped
-            self._feed(index)
-        return used
+        return index
 
     def _feed(self, index: int) -> None:
         """Send actor ``index`` tasks until it has ``ahead`` in flight: its group's, then the next group's."""
@@ -198,8 +235,9 @@ class _Stream:
                     return
                 queue.extend(self.pending.popleft())
             task = queue.popleft()
-            self.running[self.actors[index].measure.remote(task)] = index
-            self.in_flight[index] += 1
+            with ctrl_c_held():  # a task sent is a task waited for
+                self.running[self.actors[index].measure.remote(task)] = index
+                self.in_flight[index] += 1
             self.work.events.emit(MetricStarted(task.case, self.work.metrics[task.metric].display_name))
 
 

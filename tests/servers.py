@@ -156,11 +156,14 @@ class EchoServer:
     ``echo: <the last user message>`` after holding it ``delay`` seconds (HTTP 400 when that
     message holds ``FAIL``), and counts the requests in flight at once. The backend's one
     log-probability probe is answered at once and not counted. ``arrived`` is called with the
-    number of generation requests so far as each arrives (a test interrupts the run there)."""
+    number of generation requests so far as each arrives (a test interrupts the run there).
+    ``say`` makes the reply's content from that message instead (a judge's JSON, say)."""
 
-    def __init__(self, delay: float, arrived: Callable[[int], object] = lambda count: None) -> None:
+    def __init__(self, delay: float, arrived: Callable[[int], object] = lambda count: None,
+                 say: Callable[[str], str] = lambda prompt: f"echo: {prompt}") -> None:
         self.delay = delay
         self.arrived = arrived
+        self.say = say
         self.prompts: list[str] = []  #: the last user message of every generation request, as they came
         self.peak = 0  #: the most generation requests in flight at once
         self._in_flight = 0
@@ -188,7 +191,7 @@ class EchoServer:
             self._in_flight -= 1
         if "FAIL" in prompt:
             return 400, {"error": {"message": "the prompt asked to fail"}}
-        return 200, json.loads(completion(f"echo: {prompt}").content)
+        return 200, json.loads(completion(self.say(prompt)).content)
 
     def close(self) -> None:
         """Stop serving and free the port."""

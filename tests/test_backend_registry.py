@@ -7,6 +7,7 @@ importlib.metadata discovers it as it would an installed package.
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -15,9 +16,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
 from localeval.backends import make_backend
 from localeval.backends.base import DistributionRequest, Message
@@ -109,7 +112,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     before = set(sys.modules)
     yield folder
     for name in set(sys.modules) - before:
-        if name.startswith(("fixed_judge", "other_judges", "broken_judges")):
+        if name.startswith(("fixed_judge", "other_judges", "broken_judges")):  # fixed_judge_mine too
             del sys.modules[name]
 
 
@@ -256,3 +259,70 @@ def test_the_built_in_kinds_and_the_package_constants_agree() -> None:
         kind = backend_kind(name)
         assert kind.options.model_fields["kind"].default == name
         assert kind.parse({}).kind == name  # every preset has a base_url: it needs no option at all
+
+
+# -- register_backend: a kind added by the program that embeds localeval -----------------
+
+
+@pytest.fixture
+def mine(site: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The fixed judge's module, importable but not installed (no entry point); nothing registered yet."""
+    from localeval.backends import registry
+
+    monkeypatch.setattr(registry, "_REGISTERED", {})  # what a test registers is forgotten after it
+    (site / "fixed_judge_mine.py").write_text(FIXED_JUDGE)
+    return importlib.import_module("fixed_judge_mine")
+
+
+def test_a_registered_kind_runs_from_a_config_file_and_is_listed(mine: Any, tmp_path: Path) -> None:
+    import localeval
+    from localeval.cli import session
+    from localeval.cli.app import app
+
+    kind = localeval.register_backend("mine", mine.build, mine.FixedOptions, description="Mine: sure of one score.")
+    assert (kind.name, kind.options, kind.factory, kind.extras) == ("mine", mine.FixedOptions, mine.build, ())
+    assert backend_kinds()[-1] == "mine" and backend_kind("mine") is kind
+    (tmp_path / "cases.jsonl").write_text('{"input": "2+2?", "actual_output": "4"}\n')
+    (tmp_path / "eval.toml").write_text(
+        '[dataset]\npath = "cases.jsonl"\n[cache]\nenabled = false\n[backend]\nkind = "mine"\nscore = 5\n'
+        '[[metrics]]\nmetric = "geval"\ncriteria = "Correct."\nevaluation_steps = ["Check it."]\ninclude_reason = false\n'
+    )
+    config = RunConfig.load(tmp_path / "eval.toml")
+    assert type(config.backend) is mine.FixedOptions and config.backend.kind == "mine"
+    quiet = Console(file=io.StringIO())
+    code = session.run(config, Paths(tmp_path / "home", tmp_path / "cache"), quiet, quiet, {},
+                       session.RunFlags(run_dir=tmp_path / "run"))
+    assert code == session.EXIT_OK
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["config"]["backend"] == {"kind": "mine", "model": "fixed-1", "score": 5, "json_reply": {},
+                                           "closed_marker": None}
+    # 0.9 on 5 and 0.025 on each of 1-4: 4.75 on 1-5, (4.75 - 1) / 4 on 0-1
+    assert report["cases"][0]["results"][0]["score"] == pytest.approx(0.9375, abs=1e-12)
+    assert make_backend("mine", score=3).candidate_distribution(SCORE).distribution.most_likely() == "3"
+
+    listed = CliRunner().invoke(app, ["backends", "list"], env={"COLUMNS": "250"}, catch_exceptions=False)
+    assert listed.exit_code == 0, listed.output
+    [row] = [line for line in listed.output.splitlines() if "│ mine " in line]
+    assert "Mine: sure of one score." in row and "model, score, json_reply, closed_marker" in row
+
+
+def test_register_backend_refuses_a_name_taken_or_a_model_that_is_no_backend_options(
+        mine: Any, fixed: Path) -> None:
+    from localeval import register_backend
+
+    register_backend("mine", mine.build, mine.FixedOptions)
+    refused = {
+        "ollama": "backend kind 'ollama' is taken: by localeval (built in); register another name",
+        "mine": "backend kind 'mine' is taken: by register_backend() in this process; register another name",
+        "fixed": "backend kind 'fixed' is taken: by entry point 'fixed = fixed_judge:KIND' of fixed-judge 1.0; "
+                 "register another name",
+    }
+    for name, message in refused.items():
+        with pytest.raises(ConfigError) as info:
+            register_backend(name, mine.build, mine.FixedOptions)
+        assert str(info.value) == message
+    with pytest.raises(TypeError, match=r"^backend kind 'other': its options model must subclass localeval's"):
+        register_backend("other", mine.build, dict)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^a backend kind is a non-empty name without surrounding spaces, not ' x'$"):
+        register_backend(" x", mine.build, mine.FixedOptions)
+    assert backend_kind("mine").factory is mine.build and "other" not in backend_kinds()

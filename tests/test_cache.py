@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -272,3 +275,81 @@ def test_the_scripted_backend_checks_its_candidates() -> None:
     backend = ScriptedBackend(logprobs=[{"1": -1.0, "2": -1.0}])
     with pytest.raises(RuntimeError, match="the request asks for"):
         backend.candidate_distribution(dist_request())
+
+
+# --- concurrency: a lock per key -------------------------------------------------------------
+
+
+class BlockingJudge(ScriptedBackend):
+    """Each generate_json call first calls ``wait`` (a barrier's or an event's) and then answers."""
+
+    def __init__(self, wait: Any, **script: Any) -> None:
+        super().__init__(**script)
+        self.wait = wait
+        self.entered = threading.Semaphore(0)
+        self._script_lock = threading.Lock()
+
+    def generate_json(self, request: JsonRequest) -> Any:
+        self.entered.release()
+        if self.wait() is False:  # an Event's wait: False on its timeout
+            raise TimeoutError("the call was never released")
+        with self._script_lock:
+            return super().generate_json(request)
+
+
+def same_old_stripe(fingerprint: Fingerprint) -> tuple[JsonRequest, JsonRequest]:
+    """Two different requests whose keys fell on one of the 64 stripes the cache used to lock by."""
+    stripes: dict[int, JsonRequest] = {}
+    for i in range(1000):
+        request = json_request(messages=(Message(role="user", content=f"question {i}"),))
+        stripe = int(json_key(request, fingerprint)[:8], 16) % 64
+        if stripe in stripes:
+            return stripes[stripe], request
+        stripes[stripe] = request
+    raise AssertionError("no two keys on one stripe")  # impossible: 65 keys fill 64 stripes
+
+
+def both_at_once(call: Any, first: Any, second: Any) -> list[Any]:
+    """``call(first)`` and ``call(second)`` on two threads; their results (an error raises)."""
+    with ThreadPoolExecutor(2) as pool:
+        futures = [pool.submit(call, first), pool.submit(call, second)]
+        return [f.result(timeout=30) for f in futures]
+
+
+def test_different_requests_are_computed_at_the_same_time(store: diskcache.Cache) -> None:
+    # Each call waits until both are in the model; one after the other, the barrier breaks after 5 s.
+    judge = BlockingJudge(threading.Barrier(2, timeout=5).wait, json_values=[{"ok": True}, {"ok": False}])
+    cached = CachedBackend(judge, store)
+    first, second = same_old_stripe(cached.fingerprint)
+    replies = both_at_once(cached.generate_json, first, second)
+    assert sorted(r.value["ok"] for r in replies) == [False, True]
+    assert (cached.stats.model_calls, cached.stats.hits) == (2, 0)
+    assert len(cached._key_locks) == 0  # no lock kept once no one holds it
+
+
+def test_identical_requests_at_the_same_time_make_one_model_call(store: diskcache.Cache) -> None:
+    release = threading.Event()
+    judge = BlockingJudge(lambda: release.wait(timeout=5), json_values=[{"ok": True}])
+    cached = CachedBackend(judge, store)
+    with ThreadPoolExecutor(2) as pool:
+        futures = [pool.submit(cached.generate_json, json_request())]
+        assert judge.entered.acquire(timeout=5)  # the first is in the model...
+        futures.append(pool.submit(cached.generate_json, json_request()))
+        key, deadline = cache_key("generate_json", cached.fingerprint, json_request()), time.monotonic() + 5
+        while cached._key_locks._locks[key].users < 2:  # ...the second waits for its key
+            assert time.monotonic() < deadline, "the second call never waited"
+            time.sleep(0.01)
+        release.set()
+        replies = [f.result(timeout=30) for f in futures]
+    assert len(judge.requests) == 1  # one model call; the other read its reply from disk
+    assert (cached.stats.model_calls, cached.stats.hits) == (1, 1)
+    assert [r.value for r in replies] == [{"ok": True}] * 2
+    assert len(cached._key_locks) == 0
+
+
+def test_a_call_that_fails_releases_its_key(store: diskcache.Cache) -> None:
+    judge = ScriptedBackend(json_values=[])  # its script is empty: the call raises
+    cached = CachedBackend(judge, store)
+    with pytest.raises(ScriptExhausted):
+        cached.generate_json(json_request())
+    assert len(cached._key_locks) == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -359,6 +360,36 @@ def test_another_backend_on_the_command_line_leaves_the_files_table_out(tmp_path
     assert settings.backend == OllamaOptions(model="qwen2.5:7b", base_url="http://127.0.0.1:9")
     same = cli(config=path, backend="llama.cpp", threads=3)
     assert (same.backend.model, same.backend.n_threads) == (str(tmp_path / "models" / "judge.gguf"), 3)  # type: ignore[union-attr]
+
+
+def test_a_fleet_is_a_list_of_base_urls_in_the_file_and_on_the_command_line(tmp_path: Path) -> None:
+    urls = ["http://a:8000/v1", "http://b:8000/v1"]
+    path = write(tmp_path / "eval.toml", f'[backend]\nkind = "llama-cpp-python"\nbase_url = {json.dumps(urls)}\n')
+    config = RunConfig.load(path)
+    assert config.backend.base_url == urls  # type: ignore[union-attr]
+    assert RunConfig.model_validate(config.model_dump(mode="json")).backend == config.backend
+    repeated = cli(backend="vllm", base_url=urls)
+    assert repeated.backend.base_url == urls  # type: ignore[union-attr]
+    assert cli(backend="vllm", base_url=[",".join(urls)]).backend == repeated.backend
+    assert cli(backend="ollama", model="m", base_url="http://a:11434, http://b:11434").backend.base_url == [  # type: ignore[union-attr]
+        "http://a:11434", "http://b:11434"]
+    assert cli(backend="vllm", base_url=[urls[0]]).backend.base_url == urls[0]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("[]", "backend.base_url: expected a URL or a non-empty list of URLs"),
+        ('["http://a/v1", "http://a/v1"]',
+         "backend.base_url: the fleet's URLs must be distinct, got ['http://a/v1', 'http://a/v1']"),
+        ("[1, 2]", "backend.base_url: expected a URL or a list of URLs"),
+    ],
+)
+def test_a_bad_fleet_is_an_error_naming_base_url(tmp_path: Path, value: str, problem: str) -> None:
+    path = write(tmp_path / "eval.toml", f'[backend]\nkind = "vllm"\nbase_url = {value}\n')
+    with pytest.raises(ConfigError) as info:
+        RunConfig.load(path)
+    assert str(info.value) == f"{path}: {problem}"
 
 
 def test_meta_eval_checks_its_backend_options_the_same_way(tmp_path: Path) -> None:

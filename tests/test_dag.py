@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from scripted import ScriptedBackend
+from scripted import ScriptedBackend, json_requests
 
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
 from localeval.case import TestCase
@@ -60,11 +60,6 @@ def format_correctness(**options: Any) -> DAG:
         },
         **options,
     )
-
-
-def json_requests(judge: ScriptedBackend) -> list[JsonRequest]:
-    assert all(isinstance(r, JsonRequest) for r in judge.requests)
-    return judge.requests  # type: ignore[return-value]
 
 
 def user(request: JsonRequest | DistributionRequest) -> str:

@@ -148,7 +148,7 @@ def test_every_fault_is_a_per_case_error_and_the_run_goes_on(prefill):
     for results, url in ((geval, scores_url), (check, f"{URL}/chat/completions")):
         assert results[1].error.startswith(f"HttpStatusError: {url} answered HTTP 500 (after 3 attempts): ")
         assert "llama_decode returned -3 (simulated)" in results[1].error
-        assert results[2].error == f"BackendError: {url}: no reply within 0.5 s"
+        assert results[2].error == f"ReplyTimeout: {url}: no reply within 0.5 s"
         assert results[4].error.startswith(f"BackendError: {url} answered HTTP 200 with a body that is not JSON: ")
         assert "502 Bad Gateway" in results[4].error
         assert all(r.score is None and r.passed is None for r in (results[1], results[2], results[4]))
@@ -228,7 +228,7 @@ def test_a_reply_slower_than_the_timeout(slow_server):
     elapsed = time.monotonic() - start
     backend.close()
     results = [case.results[0] for case in report.cases]
-    assert [r.error for r in results] == [None, f"BackendError: {slow_server.url}/completions: no reply within 0.5 s",
+    assert [r.error for r in results] == [None, f"ReplyTimeout: {slow_server.url}/completions: no reply within 0.5 s",
                                           None]
     assert results[2].score == pytest.approx(expected_geval_score(), abs=1e-12)
     assert elapsed < 4.0  # the run did not wait for the slow reply (5 s)

@@ -18,7 +18,9 @@ from scripted import ScriptedBackend
 
 from localeval.backends.base import DistributionRequest
 from localeval.case import TestCase
+from localeval.cli import meta_eval as meta_eval_glue
 from localeval.cli import session
+from localeval.cli import settings as cli_settings
 from localeval.dataset import read_records
 from localeval.errors import BackendError, ConfigError, DatasetError
 from localeval.metaeval import JudgmentSpec, load_judgments, meta_evaluate, metric_variants
@@ -239,7 +241,7 @@ def test_a_judge_error_is_counted_and_the_item_dropped(tiny):
 def test_the_cli_glue_exits_3_when_items_errored_and_writes_the_items(tiny, tmp_path, monkeypatch):
     replies: list[Any] = [logprobs(p) for p in PROBABILITIES]
     replies[3] = BackendError("no reply")
-    monkeypatch.setattr(session, "load_judge", lambda *args: ScriptedBackend(logprobs=replies))
+    monkeypatch.setattr(meta_eval_glue, "load_judge", lambda *args: ScriptedBackend(logprobs=replies))
     settings = session.meta_eval_settings_from_cli(
         data=tiny, metric="geval", methods=None, fields=["input=doc", "actual_output=out"],
         human="scores.quality", group=None, limit=None,
@@ -426,9 +428,9 @@ def test_metric_options_are_json_when_they_parse(tiny, tmp_path):
     items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
     assert [i["score"] for i in items] == [0.5] * 4  # "summary N" is 2 words of 4
     assert [i["line"] for i in items] == [1, 2, 4, 5]
-    assert session._option_value("Is it coherent?") == "Is it coherent?"
-    assert session._option_value("[1,3]") == [1, 3]
-    assert session._option_value("true") is True
+    assert cli_settings._option_value("Is it coherent?") == "Is it coherent?"
+    assert cli_settings._option_value("[1,3]") == [1, 3]
+    assert cli_settings._option_value("true") is True
 
 
 CLI_ERRORS = {

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from scripted import ScriptedBackend
+from scripted import ScriptedBackend, json_requests
 
 from localeval.backends.base import JsonRequest, Message
 from localeval.case import LIST_FIELDS, TestCase
@@ -37,11 +37,6 @@ CASE = TestCase(
 )
 TERNARY = ["yes", "no", "idk"]
 YES_NO = ["yes", "no"]
-
-
-def requests(judge: ScriptedBackend) -> list[JsonRequest]:
-    assert all(isinstance(r, JsonRequest) for r in judge.requests)
-    return judge.requests  # type: ignore[return-value]
 
 
 def user(request: JsonRequest) -> str:
@@ -106,7 +101,7 @@ OUTPUT_SENTENCES = ["You can return them within 30 days.", "Shipping is free."]
 def test_answer_relevancy_judges_each_sentence_of_the_output_in_one_call() -> None:
     judge = ScriptedBackend(json_values=[{"verdicts": ["yes", "no"]}])
     result = AnswerRelevancy(include_reason=False).measure(CASE, judge)
-    [verdicts] = requests(judge)
+    [verdicts] = json_requests(judge)
     assert shape(verdicts) == verdicts_request(2, TERNARY)
     assert user(verdicts).startswith(
         "Question:\nWhat if these shoes don't fit?\n\nStatements from the answer:\n"
@@ -136,7 +131,7 @@ def test_answer_relevancy_extracts_statements_then_judges_each() -> None:
         ]
     )
     result = AnswerRelevancy(statements="extracted", include_reason=False).measure(CASE, judge)
-    extraction, verdicts = requests(judge)
+    extraction, verdicts = json_requests(judge)
     assert shape(extraction) == {"json_schema": items_schema("statements", 10), "max_tokens": items_tokens(10)}
     assert shape(verdicts) == verdicts_request(3, TERNARY)
     assert "Text:\nYou can return them within 30 days. Shipping is free." in user(extraction)
@@ -176,7 +171,7 @@ def test_sentences_are_split_by_rules_and_repeats_dropped(output: str, sentences
     judge = ScriptedBackend(json_values=[{"verdicts": ["yes"] * len(sentences)}])
     result = AnswerRelevancy(include_reason=False).measure(CASE.model_copy(update={"actual_output": output}), judge)
     assert (result.details["statements"], result.details["dropped"]) == (sentences, dropped)
-    assert shape(requests(judge)[0]) == verdicts_request(len(sentences), TERNARY)
+    assert shape(json_requests(judge)[0]) == verdicts_request(len(sentences), TERNARY)
 
 
 @pytest.mark.parametrize("kind", ["answer_relevancy", "faithfulness"])
@@ -195,7 +190,7 @@ def test_blank_and_repeated_statements_are_dropped_before_judging() -> None:
         ]
     )
     result = AnswerRelevancy(statements="extracted", include_reason=False).measure(CASE, judge)
-    assert shape(requests(judge)[1]) == verdicts_request(2, TERNARY)
+    assert shape(json_requests(judge)[1]) == verdicts_request(2, TERNARY)
     assert (result.score, result.passed) == (0.0, False)
     assert result.details["statements"] == ["Returns: 30 days.", "Free shipping."]
     assert result.details["dropped"] == 2
@@ -211,7 +206,7 @@ def test_only_blank_statements_is_an_error_result() -> None:
 def test_max_statements_bounds_the_extraction() -> None:
     judge = ScriptedBackend(json_values=[{"statements": ["A."]}, {"verdicts": ["yes"]}])
     AnswerRelevancy(statements="extracted", max_statements=4, include_reason=False).measure(CASE, judge)
-    extraction = requests(judge)[0]
+    extraction = json_requests(judge)[0]
     assert shape(extraction) == {"json_schema": items_schema("statements", 4), "max_tokens": items_tokens(4)}
     assert "at most 4." in extraction.messages[0].content
 
@@ -226,7 +221,7 @@ VERDICTS = {"verdicts": ["yes", "no", "idk"]}
 def test_faithfulness_judges_each_sentence_against_the_context_in_one_call() -> None:
     judge = ScriptedBackend(json_values=[{"verdicts": ["yes", "no"]}])
     result = Faithfulness(include_reason=False).measure(CASE, judge)
-    [verdicts] = requests(judge)
+    [verdicts] = json_requests(judge)
     assert shape(verdicts) == verdicts_request(2, TERNARY)
     assert verdicts.messages[0].content == "You check claims against a context, using nothing but what it says."
     assert user(verdicts).startswith(
@@ -253,7 +248,7 @@ def test_faithfulness_judges_each_sentence_against_the_context_in_one_call() -> 
 def test_faithfulness_extracts_claims_then_judges_each_against_the_context() -> None:
     judge = ScriptedBackend(json_values=[CLAIMS, VERDICTS])
     result = Faithfulness(claims="extracted", include_reason=False).measure(CASE, judge)
-    claims, verdicts = requests(judge)
+    claims, verdicts = json_requests(judge)
     assert shape(claims) == {"json_schema": items_schema("claims", 10), "max_tokens": items_tokens(10)}
     assert user(claims) == "Text:\nYou can return them within 30 days. Shipping is free."
     assert shape(verdicts) == verdicts_request(3, TERNARY)
@@ -268,7 +263,7 @@ def test_faithfulness_extracts_claims_then_judges_each_against_the_context() -> 
 def test_faithfulness_with_a_truths_limit_judges_against_extracted_facts() -> None:
     judge = ScriptedBackend(json_values=[TRUTHS, CLAIMS, VERDICTS])
     result = Faithfulness(truths_extraction_limit=16, claims="extracted", include_reason=False).measure(CASE, judge)
-    truths, claims, verdicts = requests(judge)
+    truths, claims, verdicts = json_requests(judge)
     assert shape(truths) == {"json_schema": items_schema("truths", 16), "max_tokens": items_tokens(16)}
     assert shape(claims) == {"json_schema": items_schema("claims", 10), "max_tokens": items_tokens(10)}
     assert shape(verdicts) == verdicts_request(3, TERNARY)
@@ -314,7 +309,7 @@ def test_faithfulness_stricter_variant_counts_idk_against_the_output() -> None:
 def test_truths_extraction_limit_bounds_the_truths() -> None:
     judge = ScriptedBackend(json_values=[TRUTHS, {"verdicts": ["yes", "yes"]}])
     Faithfulness(truths_extraction_limit=3, include_reason=False).measure(CASE, judge)
-    truths, verdicts = requests(judge)
+    truths, verdicts = json_requests(judge)
     assert shape(truths) == {"json_schema": items_schema("truths", 3), "max_tokens": items_tokens(3)}
     assert "at most 3, the most important first" in truths.messages[0].content
     assert shape(verdicts) == verdicts_request(2, TERNARY)  # the sentences, judged against the facts
@@ -334,7 +329,7 @@ def test_more_truths_than_the_limit_is_a_schema_violation() -> None:
 def test_hallucination_judges_each_context_item() -> None:
     judge = ScriptedBackend(json_values=[{"verdicts": ["agrees", "contradicts"]}])
     result = Hallucination(include_reason=False).measure(CASE, judge)
-    [request] = requests(judge)
+    [request] = json_requests(judge)
     assert shape(request) == verdicts_request(2, ["agrees", "contradicts"])
     assert user(request).startswith(
         "Output:\nYou can return them within 30 days. Shipping is free.\n\n"
@@ -355,7 +350,7 @@ def test_hallucination_judges_each_context_item() -> None:
 def test_the_hallucination_verdict_prompt_in_full() -> None:
     judge = ScriptedBackend(json_values=[{"verdicts": ["agrees", "agrees"]}])
     Hallucination(include_reason=False).measure(CASE, judge)
-    [request] = requests(judge)
+    [request] = json_requests(judge)
     assert [(m.role, m.content) for m in request.messages] == [
         ("system", "You check whether an output contradicts any of a list of known facts."),
         (
@@ -395,8 +390,8 @@ def test_hallucination_uses_context_not_retrieval_context() -> None:
     case = CASE.model_copy(update={"context": ["Returns are accepted within 30 days."]})
     judge = ScriptedBackend(json_values=[{"verdicts": ["agrees"]}])
     Hallucination(include_reason=False).measure(case, judge)
-    assert shape(requests(judge)[0]) == verdicts_request(1, ["agrees", "contradicts"])
-    assert "All customers" not in user(requests(judge)[0])
+    assert shape(json_requests(judge)[0]) == verdicts_request(1, ["agrees", "contradicts"])
+    assert "All customers" not in user(json_requests(judge)[0])
 
 
 # --- contextual precision ------------------------------------------------------------------------------
@@ -409,7 +404,7 @@ THREE_NODES = CASE.model_copy(
 def test_contextual_precision_judges_each_node_in_rank_order() -> None:
     judge = ScriptedBackend(json_values=[{"verdicts": ["no", "yes", "yes"]}])
     result = ContextualPrecision(include_reason=False).measure(THREE_NODES, judge)
-    [request] = requests(judge)
+    [request] = json_requests(judge)
     assert shape(request) == verdicts_request(3, YES_NO)
     assert user(request).startswith(
         "Question:\nWhat if these shoes don't fit?\n\n"
@@ -457,7 +452,7 @@ def test_contextual_precision_without_a_useful_node_says_so() -> None:
 def test_contextual_recall_judges_each_sentence_of_the_expected_output() -> None:
     judge = ScriptedBackend(json_values=[{"verdicts": ["yes", "no"]}])
     result = ContextualRecall(include_reason=False).measure(CASE, judge)
-    [request] = requests(judge)
+    [request] = json_requests(judge)
     assert shape(request) == verdicts_request(2, YES_NO)
     assert user(request).startswith(
         "Retrieved documents:\n- All customers can return items within 30 days.\n"
@@ -496,7 +491,7 @@ def test_contextual_relevancy_extracts_statements_per_node_then_judges_them_all(
         ]
     )
     result = ContextualRelevancy(include_reason=False).measure(CASE, judge)
-    first, second, verdicts = requests(judge)
+    first, second, verdicts = json_requests(judge)
     assert (
         shape(first) == shape(second) == {"json_schema": items_schema("statements", 8), "max_tokens": items_tokens(8)}
     )
@@ -525,7 +520,7 @@ def test_contextual_relevancy_extracts_statements_per_node_then_judges_them_all(
 def test_max_statements_per_node_bounds_each_extraction() -> None:
     judge = ScriptedBackend(json_values=[{"statements": ["A."]}, {"statements": ["B."]}, {"verdicts": ["no", "no"]}])
     result = ContextualRelevancy(max_statements_per_node=2, include_reason=False).measure(CASE, judge)
-    assert [r.json_schema for r in requests(judge)[:2]] == [items_schema("statements", 2)] * 2
+    assert [r.json_schema for r in json_requests(judge)[:2]] == [items_schema("statements", 2)] * 2
     assert result.score == 0.0
 
 
@@ -627,7 +622,7 @@ def test_the_reason_is_asked_for_last_and_told_the_score(kind: str) -> None:
     _, imperfect, score = SCRIPTS[kind]
     judge = ScriptedBackend(json_values=[*imperfect, {"reason": "  One verdict went against it. "}])
     result = metric(kind).measure(CASE, judge)
-    *scoring, reason_request = requests(judge)
+    *scoring, reason_request = json_requests(judge)
     assert len(scoring) == len(imperfect)
     assert all(r.json_schema != REASON_SCHEMA for r in scoring)
     assert (reason_request.json_schema, reason_request.max_tokens) == (REASON_SCHEMA, 512)
@@ -643,7 +638,7 @@ def test_the_reason_is_a_follow_up_to_the_verdicts_request(kind: str) -> None:
     _, imperfect, _ = SCRIPTS[kind]
     judge = ScriptedBackend(json_values=[*imperfect, {"reason": "r"}])
     metric(kind).measure(CASE, judge)
-    *_, verdicts, reason = requests(judge)
+    *_, verdicts, reason = json_requests(judge)
     n = len(verdicts.messages)
     assert reason.messages[:n] == verdicts.messages
     assert reason.messages[n] == Message(role="assistant", content=json.dumps(imperfect[-1]))
@@ -658,7 +653,7 @@ def test_the_reason_is_a_follow_up_to_the_verdicts_request(kind: str) -> None:
 def test_the_reason_question_of_answer_relevancy() -> None:
     judge = ScriptedBackend(json_values=[{"verdicts": ["yes", "no"]}, {"reason": "r"}])
     AnswerRelevancy().measure(CASE, judge)
-    assert user(requests(judge)[-1]) == (
+    assert user(json_requests(judge)[-1]) == (
         "Your verdicts, statement by statement: 1. yes; 2. no.\n"
         "With them, the answer's relevancy score is 0.5, on a scale from 0 to 1: the share of its statements that "
         "are not off topic. Say why in one or two sentences, naming the off-topic statements if there are any.\n"
@@ -676,7 +671,7 @@ def test_the_reason_question_of_faithfulness_says_what_the_score_counts(
     Faithfulness(idk_is_faithful=idk_is_faithful, **options).measure(CASE, judge)
     verb = against.split()[-1]
     assert f"the share of its claims that the {against} not contradict{stricter.format(verb)}. Say why" in user(
-        requests(judge)[-1]
+        json_requests(judge)[-1]
     )
 
 
@@ -705,7 +700,7 @@ def test_without_include_reason_there_is_no_reason_request(kind: str) -> None:
     judge = ScriptedBackend(json_values=list(imperfect))
     metric(kind, include_reason=False).measure(CASE, judge)
     assert len(judge.requests) == len(imperfect)
-    assert all(r.json_schema != REASON_SCHEMA for r in requests(judge))
+    assert all(r.json_schema != REASON_SCHEMA for r in json_requests(judge))
 
 
 # --- strict_mode ------------------------------------------------------------------------------------
@@ -734,7 +729,7 @@ def test_strict_reason_is_told_the_formulas_score() -> None:
     judge = ScriptedBackend(json_values=[*imperfect, {"reason": "r"}])
     result = metric("contextual_recall", strict_mode=True).measure(CASE, judge)
     assert result.score == 0.0
-    assert "contextual recall score is 0.5, on a scale" in user(requests(judge)[-1])
+    assert "contextual recall score is 0.5, on a scale" in user(json_requests(judge)[-1])
 
 
 # --- the schema makes a miscount or a stray verdict an error, never a score -----------------------------
@@ -798,7 +793,7 @@ def test_every_prompt_can_be_overridden(kind: str, tmp_path: Path) -> None:
     judge = ScriptedBackend(json_values=[*extracted, *imperfect, {"reason": "r"}])
     result = metric(kind, **options).measure(CASE, judge)
     assert result.score == score
-    used = [user(r).removeprefix("My ").removesuffix("_prompt.") for r in requests(judge)]
+    used = [user(r).removeprefix("My ").removesuffix("_prompt.") for r in json_requests(judge)]
     steps = [o.removesuffix("_prompt") for o in PROMPT_OPTIONS[kind]]
     assert set(used) == set(steps)
     assert used[-1] == "reason"
@@ -852,4 +847,4 @@ def test_a_prompt_override_in_a_config_file_is_relative_to_it(tmp_path: Path) ->
     [built] = RunConfig.load(tmp_path / "eval.toml").build_metrics()
     judge = ScriptedBackend(json_values=[{"verdicts": ["agrees", "agrees"]}])
     assert built.measure(CASE, judge).score == 0.0
-    assert user(requests(judge)[0]) == "Mine: You can return them within 30 days. Shipping is free."
+    assert user(json_requests(judge)[0]) == "Mine: You can return them within 30 days. Shipping is free."

@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -21,32 +20,26 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from run_projects import ANSWERS, command, report_outcomes, write_project
 
 from localeval.backends.options import LlamaCppOptions
 from localeval.case import TestCase
 from localeval.config import CacheConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError
-from localeval.events import Event, Events, MetricFinished
+from localeval.events import Event, Events, Interrupted, MetricFinished, MetricStarted
+from localeval.journal import Journal, JournalHeader
 from localeval.judge import load_judges
 from localeval.metrics import build_metric
 from localeval.paths import Paths
 from localeval.ray_executor import JudgeRecipe, RayExecutor, import_ray, local_temp_dir
 from localeval.results import RunReport
-from localeval.runner import RunOptions, evaluate
+from localeval.runner import RunInterrupted, RunOptions, evaluate
 from localeval.schedule import Task, groups
 
 #: The test extra installs Ray (CI runs these); without it only the test of that error runs.
 needs_ray = pytest.mark.skipif(find_spec("ray") is None, reason="the ray extra is not installed")
 
-ANSWERS = [
-    ("What is the capital of France?", "Paris"),
-    ("What is 2 + 2?", "5"),
-    ("Who wrote Hamlet?", "William Shakespeare wrote Hamlet."),
-    ("What colour is the sky on a clear day?", "Green."),
-    ("How many legs does a spider have?", "Eight."),
-    ("What is the boiling point of water at sea level?", "100 degrees Celsius."),
-]
 CASES = [TestCase(name=f"q{i}", input=q, actual_output=a, expected_output="Paris" if i == 0 else a.upper())
          for i, (q, a) in enumerate(ANSWERS)]
 METRICS = [
@@ -149,6 +142,32 @@ def test_workers_whose_judge_differs_from_the_drivers_are_refused(runtime: Any, 
                  options=RunOptions(executor=RayExecutor(JudgeRecipe(other, NO_CACHE), workers=1)))
 
 
+@needs_ray
+@pytest.mark.model
+def test_ctrl_c_records_the_tasks_in_flight_then_stops(runtime: Any, judge: Any, tmp_path: Path) -> None:
+    seen: list[Event] = []
+
+    def ctrl_c_at_the_first_result(event: Event) -> None:
+        seen.append(event)
+        if isinstance(event, MetricFinished) and sum(isinstance(e, MetricFinished) for e in seen) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # Python raises KeyboardInterrupt on the main thread
+
+    header = JournalHeader(run_id="run1", created_at="2026-11-24T00:00:00+00:00", config={},
+                           config_source="<command line>", dataset_sha256="0" * 64, cases=len(CASES),
+                           metrics=[m["name"] if "name" in m else m["metric"] for m in METRICS])
+    with Journal.create(tmp_path / "journal.jsonl", header) as journal, pytest.raises(RunInterrupted) as stop:
+        evaluate(Dataset.from_cases(CASES), metrics(), judge, journal=journal, events=Events(ctrl_c_at_the_first_result),
+                 options=RunOptions(executor=RayExecutor(JudgeRecipe(TABLES, NO_CACHE), workers=2)))
+    sent = {(e.case_index, e.metric) for e in seen if isinstance(e, MetricStarted)}
+    recorded = {(e.case_index, e.result.metric) for e in seen if isinstance(e, MetricFinished)}
+    # Two actors, two tasks ahead each: four sent, one back at Ctrl-C, three in flight; nothing sent after.
+    assert len(sent) == 4 and recorded == sent
+    assert [e.in_flight for e in seen if isinstance(e, Interrupted)] == [3]
+    assert (stop.value.finished, stop.value.total) == (4, 18)
+    with Journal.open(tmp_path / "journal.jsonl") as reopened:
+        assert set(reopened.done) == sent
+
+
 def judge_workers() -> list[int]:
     """The processes of this machine's Ray actors that hold a judge."""
     found = []
@@ -240,20 +259,7 @@ metric = "exact_match"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    lines = [json.dumps({"name": c.name, "input": c.input, "actual_output": c.actual_output,
-                         "expected_output": c.expected_output}) for c in CASES]
-    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
-    (tmp_path / "eval.toml").write_text(CONFIG)
-    return tmp_path
-
-
-def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "localeval", "run", *args]
-
-
-def report_outcomes(run_dir: Path) -> list[list[tuple[str, float | None, bool | None]]]:
-    report = json.loads((run_dir / "report.json").read_text())
-    return [[(r["metric"], r["score"], r["passed"]) for r in case["results"]] for case in report["cases"]]
+    return write_project(tmp_path, CASES, CONFIG)
 
 
 def children(pid: int) -> list[int]:

@@ -6,20 +6,14 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from run_projects import ANSWERS, command, report_outcomes, write_project
 
-ANSWERS = [
-    ("What is the capital of France?", "Paris"),
-    ("What is 2 + 2?", "5"),
-    ("Who wrote Hamlet?", "William Shakespeare wrote Hamlet."),
-    ("What colour is the sky on a clear day?", "Green."),
-    ("How many legs does a spider have?", "Eight."),
-    ("What is the boiling point of water at sea level?", "100 degrees Celsius."),
-]
+from localeval.case import TestCase
+
 CONFIG = """
 [dataset]
 path = "cases.jsonl"
@@ -40,25 +34,13 @@ metric = "exact_match"
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    lines = [json.dumps({"name": f"q{i}", "input": q, "actual_output": a, "expected_output": a})
-             for i, (q, a) in enumerate(ANSWERS)]
-    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
-    (tmp_path / "eval.toml").write_text(CONFIG)
-    return tmp_path
-
-
-def command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "localeval", "run", *args]
+    cases = [TestCase(name=f"q{i}", input=q, actual_output=a, expected_output=a) for i, (q, a) in enumerate(ANSWERS)]
+    return write_project(tmp_path, cases, CONFIG)
 
 
 def journal_entries(path: Path) -> list[tuple[int, str]]:
     lines = path.read_text().splitlines()[1:]
     return [(e["case"], e["result"]["metric"]) for e in map(json.loads, lines)]
-
-
-def outcomes(report_path: Path) -> list[list[tuple[str, float | None, bool | None]]]:
-    report = json.loads(report_path.read_text())
-    return [[(r["metric"], r["score"], r["passed"]) for r in case["results"]] for case in report["cases"]]
 
 
 @pytest.mark.model
@@ -90,7 +72,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_report(project: Path) -> 
     entries = journal_entries(journal)
     assert journal.read_bytes().startswith(before)  # nothing finished was lost or rewritten
     assert len(entries) == len(set(entries)) == 2 * len(ANSWERS)  # nothing computed twice
-    assert outcomes(killed_dir / "report.json") == outcomes(project / "whole" / "report.json")
+    assert report_outcomes(killed_dir) == report_outcomes(project / "whole")
     report = json.loads((killed_dir / "report.json").read_text())
     assert report["stats"]["resumed"] == len(done_before)
 

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from scripted import json_requests, request_shape
 
-from localeval.backends.base import JsonRequest
 from localeval.case import TestCase
 from localeval.errors import ConfigError
 from localeval.metrics import Summarization, build_metric
@@ -21,15 +19,6 @@ SOURCE = (
 CASE = TestCase(input=SOURCE, actual_output="The library closes in June for renovation. It will reopen in 2030.")
 QUESTIONS = ["Will the library close?", "Can books be returned at the town hall?", "Will there be a children's wing?"]
 TERNARY = ["yes", "no", "idk"]
-
-
-def asked(judge: ScriptedJudge) -> list[JsonRequest]:
-    assert all(isinstance(r, JsonRequest) for r in judge.requests)
-    return judge.requests  # type: ignore[return-value]
-
-
-def shape(request: JsonRequest) -> tuple[dict[str, Any], int]:
-    return request.json_schema, request.max_tokens
 
 
 @pytest.mark.parametrize(
@@ -62,15 +51,15 @@ def test_questions_answers_then_alignment_and_the_score_is_the_smaller() -> None
         ]
     )
     result = Summarization(questions=3).measure(CASE, judge)
-    questions, from_source, from_summary, alignment, reason = asked(judge)
+    questions, from_source, from_summary, alignment, reason = json_requests(judge)
 
-    assert shape(questions) == (items_schema("questions", 3, min_items=3), items_tokens(3))
+    assert request_shape(questions) == (items_schema("questions", 3, min_items=3), items_tokens(3))
     assert "exactly 3 short, distinct questions" in questions.messages[0].content
     assert questions.messages[-1].content == f"Text:\n{SOURCE}"
-    assert [shape(r) for r in (from_source, from_summary)] == [(verdicts_schema(3, TERNARY), verdicts_tokens(3))] * 2
+    assert [request_shape(r) for r in (from_source, from_summary)] == [(verdicts_schema(3, TERNARY), verdicts_tokens(3))] * 2
     assert from_source.messages[-1].content.startswith(f"Text:\n{SOURCE}\n\nQuestions:\n1. Will the library close?\n")
     assert from_summary.messages[-1].content.startswith(f"Text:\n{CASE.actual_output}\n\nQuestions:\n")
-    assert shape(alignment) == (verdicts_schema(2, TERNARY), verdicts_tokens(2))
+    assert request_shape(alignment) == (verdicts_schema(2, TERNARY), verdicts_tokens(2))
     assert alignment.messages[-1].content.startswith(
         f"Text:\n{SOURCE}\n\nClaims of the summary:\n1. The library closes in June for renovation.\n"
         "2. It will reopen in 2030.\n"
@@ -125,10 +114,10 @@ def test_given_questions_skip_the_question_request_and_claims_can_be_extracted()
         assessment_questions=QUESTIONS[:2], claims="extracted", max_claims=4, include_reason=False
     )
     result = metric.measure(CASE, judge)
-    from_source, _, claims, alignment = asked(judge)
+    from_source, _, claims, alignment = json_requests(judge)
     assert "1. Will the library close?\n2. Can books be returned at the town hall?\n" in from_source.messages[-1].content
-    assert shape(claims) == (items_schema("claims", 4), items_tokens(4))
-    assert shape(alignment) == (verdicts_schema(3, TERNARY), verdicts_tokens(3))
+    assert request_shape(claims) == (items_schema("claims", 4), items_tokens(4))
+    assert request_shape(alignment) == (verdicts_schema(3, TERNARY), verdicts_tokens(3))
     assert (result.details["alignment_score"], result.details["coverage_score"]) == (pytest.approx(2 / 3), 0.5)
     assert result.score == 0.5
     assert result.details["questions_from"] == "given"
@@ -144,7 +133,7 @@ def test_repeated_questions_are_dropped_before_answering() -> None:
         ]
     )
     result = Summarization(questions=3, include_reason=False).measure(CASE, judge)
-    assert shape(asked(judge)[1]) == (verdicts_schema(2, TERNARY), verdicts_tokens(2))
+    assert request_shape(json_requests(judge)[1]) == (verdicts_schema(2, TERNARY), verdicts_tokens(2))
     assert (result.score, result.details["dropped"]["questions"]) == (1.0, 1)
 
 

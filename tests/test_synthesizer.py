@@ -115,6 +115,14 @@ def scripted_judge() -> ScriptedJudge:
 
 
 OPTIONS = SynthesizerOptions(inputs_per_context=2, evolutions=("reasoning", "hypothetical"))
+#: The second input of scripted_judge's context, dropped by the filter: its record in the rejected file.
+REJECTED = {
+    "name": "context-0-1.2", "input": "If black tea were brewed at 80 degrees, which tea is hotter?",
+    "context": CONTEXT, "source_files": ["context-0"], "chunk_ids": ["context-0#0", "context-0#1"],
+    "evolutions": ["hypothetical"], "filter": "quality",
+    "reason": "quality score 1.5 on 1-5, 0.125 on 0-1, below the threshold 0.5",  # p(1) = p(2) = 0.5
+    "quality": {"score": 0.125, "raw_score": 1.5, "score_range": [1, 5], "threshold": 0.5, "method": "logprobs"},
+}
 
 
 def test_inputs_are_evolved_scored_by_geval_and_kept_or_dropped_at_the_threshold():
@@ -135,6 +143,7 @@ def test_inputs_are_evolved_scored_by_geval_and_kept_or_dropped_at_the_threshold
     [rejected] = synthesis.rejected
     assert rejected.input == "If black tea were brewed at 80 degrees, which tea is hotter?"
     assert rejected.score == pytest.approx(0.125)  # 1.5 on 1-5
+    assert rejected.record() == REJECTED
     assert synthesis.errors == [] and synthesis.contexts == 1
     assert [(e.done, e.total, e.kept, e.filtered, e.errors) for e in events] == [(1, 1, 1, 1, 0)]
 
@@ -336,3 +345,55 @@ def test_the_progress_bar_shows_contexts_done_and_goldens_kept_on_a_terminal():
     with synthesis_progress(quiet) as listen:
         listen(ContextDone(done=1, total=1, kept=0, filtered=0, errors=0))
     assert quiet.file.getvalue() == ""
+
+
+# -- what the filter dropped, kept beside the goldens --------------------------------------
+
+
+def synthesize_command(tmp_path, judge, monkeypatch, options=OPTIONS):
+    """``localeval synthesize`` (its glue, in this process) over one document with ``judge``: (exit code, stdout)."""
+    import io
+
+    from rich.console import Console
+
+    from localeval.cli import synthesize as synthesis
+    from localeval.config import CacheConfig
+    from localeval.paths import Paths
+
+    doc = tmp_path / "tea.md"
+    doc.write_text("\n\n".join(CONTEXT) + "\n")
+    monkeypatch.setattr(synthesis, "load_judge", lambda *args: CachedBackend(judge, None))
+    out = Console(file=io.StringIO(), width=300)
+    config = RunConfig(cache=CacheConfig(enabled=False))
+    code = synthesis.synthesize([doc], tmp_path / "goldens.jsonl", config, options, Paths(home=tmp_path / "home", cache=tmp_path / "cache"),
+                                out, Console(file=io.StringIO()), {})
+    return code, out.file.getvalue()
+
+
+def test_synthesize_writes_the_rejected_inputs_beside_the_goldens_with_why(tmp_path, monkeypatch):
+    import json
+
+    from localeval.synthesizer import rejected_path
+
+    code, shown = synthesize_command(tmp_path, scripted_judge(), monkeypatch)
+    assert code == 0
+    assert rejected_path(tmp_path / "goldens.jsonl") == tmp_path / "goldens.rejected.jsonl"
+    lines = (tmp_path / "goldens.rejected.jsonl").read_text().splitlines()
+    doc = str(tmp_path / "tea.md")
+    # One document of one chunk: the context is its text, named after the file.
+    expected = {**REJECTED, "name": "tea-1.2", "context": ["\n\n".join(CONTEXT)], "source_files": [doc],
+                "chunk_ids": [f"{doc}#0"]}
+    assert [json.loads(line) for line in lines] == [expected]
+    assert [c.input for c in Dataset.load(tmp_path / "goldens.jsonl").cases] == [
+        "Why would green tea turn bitter with boiling water?"]
+    assert f"Rejected: {tmp_path / 'goldens.rejected.jsonl'} (1 inputs, each with its filter and why)" in shown
+
+
+def test_with_nothing_rejected_the_rejected_file_is_empty_not_an_earlier_runs(tmp_path, monkeypatch):
+    (tmp_path / "goldens.rejected.jsonl").write_text('{"input": "from an earlier run"}\n')
+    judge = ScriptedJudge(json_values=[{"inputs": ["What is brewed at 80 degrees?"]}])
+    options = SynthesizerOptions(inputs_per_context=1, quality_filter=False, expected_output=False)
+    code, shown = synthesize_command(tmp_path, judge, monkeypatch, options)
+    assert code == 0
+    assert (tmp_path / "goldens.rejected.jsonl").read_text() == ""
+    assert "(0 inputs, each with its filter and why)" in shown

@@ -14,6 +14,7 @@ from rich.console import Console
 from localeval.backends.base import Message, TextRequest
 from localeval.cache import CachedBackend, open_cache
 from localeval.case import TestCase
+from localeval.catalog import file_sha256
 from localeval.cli import generate as generation
 from localeval.cli import session
 from localeval.config import RunConfig
@@ -324,7 +325,9 @@ def test_the_arena_of_one_run_judges_its_targets_outputs_against_each_other(
     assert len(prompts) == 6  # three goldens, each pair in both orders
     assert sum("Capital of France?" in p and "Output A:\nParis\n\nOutput B:\nLyon" in p for p in prompts) == 1
     assert sum("Capital of France?" in p and "Output A:\nLyon\n\nOutput B:\nParis" in p for p in prompts) == 1
-    assert Path(report["dataset"]["path"]) == paths.runs / "arena" / f"{report_id(project / 'run')}-targets.jsonl"
+    cases = Path(report["dataset"]["path"])  # named by the run and the cases' sha256
+    assert cases.parent == paths.runs / "arena"
+    assert cases.name == f"{report_id(project / 'run')}-targets-{file_sha256(cases)[:12]}.jsonl"
 
 
 def report_id(run_dir: Path) -> str:

@@ -14,22 +14,16 @@ shared KV prefix), prompt and generated alike.
 
 from __future__ import annotations
 
-import threading
+import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for the shared counting wrapper
+
+from counting import CountingBackend, Counts  # noqa: E402 -- after the path is set
+
 from localeval.backends import make_backend
-from localeval.backends.base import (
-    Backend,
-    Capabilities,
-    DistributionReply,
-    DistributionRequest,
-    Fingerprint,
-    JsonReply,
-    JsonRequest,
-)
 from localeval.cache import CachedBackend, open_cache
 from localeval.case import TestCase
 from localeval.dataset import Dataset
@@ -52,54 +46,6 @@ def localeval_metrics(specs: list[dict[str, Any]], include_reason: bool) -> list
         else:
             metrics.append(build_metric(spec["kind"], {"include_reason": include_reason}))
     return metrics
-
-
-@dataclass
-class Counts:
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    forward_tokens: int = 0
-
-
-class CountingBackend:
-    """Delegates to a backend; adds up its calls and the token usage of its replies."""
-
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.counts = Counts()
-        self.calls: list[dict[str, Any]] = []  #: per call: operation, seconds, tokens
-        self._lock = threading.Lock()
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return self.backend.capabilities
-
-    @property
-    def fingerprint(self) -> Fingerprint:
-        return self.backend.fingerprint
-
-    def generate_json(self, request: JsonRequest) -> JsonReply:
-        start = time.perf_counter()
-        return self._counted("generate_json", start, self.backend.generate_json(request))
-
-    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
-        start = time.perf_counter()
-        return self._counted("candidate_distribution", start, self.backend.candidate_distribution(request))
-
-    def _counted(self, operation: str, start: float, reply: Any) -> Any:
-        seconds = time.perf_counter() - start
-        with self._lock:
-            self.counts.calls += 1
-            self.counts.prompt_tokens += reply.usage.prompt_tokens
-            self.counts.completion_tokens += reply.usage.completion_tokens
-            self.calls.append({"operation": operation, "seconds": seconds, "prompt_tokens": reply.usage.prompt_tokens,
-                               "completion_tokens": reply.usage.completion_tokens})
-        return reply
-
-    def snapshot(self) -> Counts:
-        with self._lock:
-            return Counts(**vars(self.counts))
 
 
 def count_forward_tokens(backend: Any, counts: Counts) -> None:

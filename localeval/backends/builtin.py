@@ -6,7 +6,7 @@ library and httpx are loaded only when a backend that needs them is built.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from localeval.backends.options import (
@@ -15,6 +15,7 @@ from localeval.backends.options import (
     LlamaCppOptions,
     OllamaOptions,
     OpenAICompatOptions,
+    base_urls,
 )
 from localeval.backends.registry import BackendKind, BuildContext
 from localeval.errors import ConfigError
@@ -38,7 +39,7 @@ def _ollama(options: OllamaOptions, context: BuildContext, **extras: Any) -> Bac
     from localeval.backends.ollama import OllamaBackend
 
     settings = options.model_dump(exclude={"kind", "model", "base_url"})
-    return OllamaBackend(options.model, options.base_url, **extras, **settings)
+    return _one_or_fleet(options, lambda url: OllamaBackend(options.model, url, **extras, **settings), "host")
 
 
 def _openai_compatible(
@@ -49,9 +50,23 @@ def _openai_compatible(
     settings = options.model_dump(exclude={"kind", "base_url", "model", "api_key_env"})
     if api_key is None:
         api_key = _api_key(options.api_key_env, context)
-    return OpenAICompatBackend(
-        options.base_url, options.model, api_key=api_key, sha256_memo=context.sha256_memo, **extras, **settings
-    )
+    return _one_or_fleet(options, lambda url: OpenAICompatBackend(
+        url, options.model, api_key=api_key, sha256_memo=context.sha256_memo, **extras, **settings
+    ), "base_url")
+
+
+def _one_or_fleet(options: OllamaOptions | OpenAICompatOptions, open_endpoint: Callable[[str], Backend], address: str) -> Backend:
+    """The backend of the one server ``options.base_url`` names, or a fleet of its several.
+
+    ``address`` is the fingerprint setting that holds an endpoint's URL.
+    """
+    urls = base_urls(options.base_url)
+    if len(urls) == 1:
+        return open_endpoint(urls[0])
+    from localeval.backends.fleet import FleetBackend
+
+    return FleetBackend(urls, open_endpoint, limit=options.max_concurrency, cooldown=options.eject_cooldown,
+                        address=address)
 
 
 def _api_key(variable: str | None, context: BuildContext) -> str | None:

@@ -55,6 +55,10 @@ class HttpStatusError(BackendError):
         return self.status == 429 or self.status >= 500
 
 
+class ReplyTimeout(BackendError):
+    """The server took a request but sent no reply in time (after the retries, if any)."""
+
+
 def display_url(url: str) -> str:
     """``url`` without userinfo or query string: what messages and fingerprints may show."""
     parts = urlsplit(url)
@@ -139,7 +143,7 @@ class RequestPolicy:
         if isinstance(failure, (httpx.ConnectError, httpx.ConnectTimeout)):
             return BackendUnavailable(f"cannot connect to {shown}{tries}: {reason}; is the server running?")
         if isinstance(failure, httpx.TimeoutException):
-            return BackendError(f"{shown}: no reply within {self.options.timeout:g} s{tries}")
+            return ReplyTimeout(f"{shown}: no reply within {self.options.timeout:g} s{tries}")
         return BackendUnavailable(f"{shown}: the connection failed{tries}: {reason}")
 
     def mask(self, text: str) -> str:

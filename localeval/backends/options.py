@@ -69,7 +69,35 @@ class HttpOptions(BaseModel):
     retry_timeouts: bool = Field(
         False, description="Retry a request whose reply timed out (the server may still be busy with it)."
     )
-    max_concurrency: int = Field(4, ge=1, description="Requests in flight at once, over all threads.")
+    max_concurrency: int = Field(
+        4, ge=1, description="Requests in flight at once, over all threads; per endpoint in a fleet."
+    )
+    eject_cooldown: float = Field(
+        30.0, gt=0, description="A fleet: seconds a failing endpoint stays out before it is verified and tried again."
+    )
+
+
+def _one_or_fleet(value: Any) -> str | list[str]:
+    """One URL as itself; a list of distinct URLs (a fleet), a list of one as that URL."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, (list, tuple)) or not all(isinstance(url, str) for url in value):
+        raise ValueError("expected a URL or a list of URLs")
+    urls: list[str] = list(value)
+    if not urls:
+        raise ValueError("expected a URL or a non-empty list of URLs")
+    if len(set(urls)) != len(urls):
+        raise ValueError(f"the fleet's URLs must be distinct, got {urls}")
+    return urls[0] if len(urls) == 1 else urls
+
+
+#: A server's URL, or several serving the same model (a fleet: :mod:`localeval.backends.fleet`).
+BaseUrls = Annotated[str | list[str], BeforeValidator(_one_or_fleet)]
+
+
+def base_urls(value: str | list[str]) -> list[str]:
+    """The endpoints a ``base_url`` option names, in order."""
+    return [value] if isinstance(value, str) else list(value)
 
 
 def _path_text(value: Any) -> Any:
@@ -125,7 +153,7 @@ class OllamaOptions(HttpOptions, BackendOptions):
 
     kind: Literal["ollama"] = "ollama"
     model: str = Field(description="The model's name in Ollama, e.g. qwen2.5:7b.")
-    base_url: str = Field(OLLAMA_HOST, description="Ollama's host.")
+    base_url: BaseUrls = Field(OLLAMA_HOST, description="Ollama's host, or a list of hosts (a fleet).")
     num_ctx: int | None = Field(None, ge=256, description="Context window; the model's default when None.")
     top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per position (Ollama allows 0-20).")
     max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
@@ -135,7 +163,9 @@ class OpenAICompatOptions(HttpOptions, BackendOptions):
     """Any OpenAI-compatible server (the HTTP options included)."""
 
     kind: Literal["openai-compatible"] = "openai-compatible"
-    base_url: str = Field(description="The server's URL, up to and including /v1.")
+    base_url: BaseUrls = Field(
+        description="The server's URL, up to and including /v1, or a list of URLs serving the same model (a fleet)."
+    )
     model: str | None = Field(None, description="The served model's name; None: the only one it serves.")
     api_key_env: str | None = Field(
         None, description="The environment variable that holds the API key; the key is never in a file."

@@ -10,12 +10,18 @@ group ``localeval.backends``; the entry point's name is the kind's name::
 
 Entry points are looked up when a kind is asked for, never at import, and a
 plugin's module is imported only when its kind is used.
+
+A program that embeds localeval adds a kind without packaging, for this process,
+with :func:`register_backend` (``localeval.register_backend``)::
+
+    register_backend("tgi", build_tgi, TGIOptions, description="Text Generation Inference")
 """
 
 from __future__ import annotations
 
 import functools
 import sys
+import threading
 from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -103,27 +109,74 @@ def _flattened(table: Mapping[str, Any], model: type[BackendOptions]) -> dict[st
     return {**values, **nested}
 
 
+#: Kinds added in this process by :func:`register_backend`, by name: empty until a call adds one.
+_REGISTERED: dict[str, BackendKind] = {}
+_REGISTERING = threading.Lock()  # two threads registering one name: one of them is refused
+_BY_CALL = "register_backend() in this process"
+
+
+def register_backend(
+    kind: str, factory: Callable[..., Backend], options_model: type[BackendOptions], *,
+    description: str = "", extras: tuple[str, ...] = (),
+) -> BackendKind:
+    """Add the backend kind ``kind`` to this process, as the built-in kinds are declared; returns it.
+
+    ``options_model`` is a :class:`BackendOptions` subclass with exactly the keys a
+    ``[backend]`` (or ``[judges.NAME]``, ``[target.backend]``) table of this kind takes;
+    ``factory(options, context, **extras)`` builds the backend from them (a
+    :class:`BuildContext`: the environment, the model folder), importing what is heavy
+    inside it. ``description`` is what ``localeval backends list`` shows; ``extras`` names
+    the keyword arguments :func:`~localeval.backends.make_backend` passes through as they
+    are. From then on ``kind = "NAME"`` in a config, ``make_backend("NAME", ...)`` and
+    ``backends list`` know it, in this process only: Ray workers and other processes find
+    a kind through an entry point (the module's docstring).
+
+    A name already taken (built in, registered, or an installed package's entry point) is a
+    :class:`ConfigError`; a factory that is not callable or a model that is not a
+    ``BackendOptions`` subclass is a :class:`TypeError`.
+    """
+    from localeval.backends.builtin import BUILTIN_KINDS
+
+    if not isinstance(kind, str) or not kind or kind != kind.strip():
+        raise ValueError(f"a backend kind is a non-empty name without surrounding spaces, not {kind!r}")
+    if not callable(factory):
+        raise TypeError(f"backend kind {kind!r}: the factory is a {type(factory).__name__}, not a callable")
+    if not (isinstance(options_model, type) and issubclass(options_model, BackendOptions)):
+        raise TypeError(f"backend kind {kind!r}: its options model must subclass localeval's BackendOptions")
+    record = BackendKind(kind, options_model, factory, description, tuple(extras))
+    with _REGISTERING:
+        owners = (["localeval (built in)"] if kind in BUILTIN_KINDS else []) + (
+            [_BY_CALL] if kind in _REGISTERED else []) + [_describe(ep) for ep in _entry_points().get(kind, [])]
+        if owners:
+            raise ConfigError(f"backend kind {kind!r} is taken: by {' and by '.join(owners)}; register another name")
+        _REGISTERED[kind] = record
+    return record
+
+
 def backend_kind(name: str) -> BackendKind:
-    """The kind called ``name``: built in, or an installed package's. :class:`ConfigError` otherwise."""
+    """The kind called ``name``: built in, registered, or an installed package's. :class:`ConfigError` otherwise."""
     from localeval.backends.builtin import BUILTIN_KINDS
 
     found = _entry_points().get(name, [])
     builtin = BUILTIN_KINDS.get(name)
-    if builtin is not None and not found:
-        return builtin
-    owners = (["localeval (built in)"] if builtin else []) + [_describe(ep) for ep in found]
-    if len(owners) > 1:
+    registered = _REGISTERED.get(name)
+    owners = (["localeval (built in)"] if builtin else []) + ([_BY_CALL] if registered else []) + [
+        _describe(ep) for ep in found]
+    if len(owners) > 1:  # e.g. a package installed after the name was registered
         raise ConfigError(f"backend kind {name!r} is taken twice: by {' and by '.join(owners)}")
+    known = builtin or registered
+    if known is not None:
+        return known
     if not found:
         raise ConfigError(f"unknown backend {name!r} (known: {', '.join(backend_kinds())})")
     return _load(found[0])
 
 
 def backend_kinds() -> list[str]:
-    """The names of every kind: the built-in ones, then installed packages' (sorted)."""
+    """The names of every kind: the built-in ones, then registered and installed packages' (sorted)."""
     from localeval.backends.builtin import BUILTIN_KINDS
 
-    return [*BUILTIN_KINDS, *sorted(set(_entry_points()) - set(BUILTIN_KINDS))]
+    return [*BUILTIN_KINDS, *sorted((set(_entry_points()) | set(_REGISTERED)) - set(BUILTIN_KINDS))]
 
 
 def backend_options(table: Mapping[str, Any]) -> BackendOptions:

@@ -23,7 +23,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from localeval.events import Event, Listener, MetricFinished, RunStarted
+from localeval.events import Event, Interrupted, Listener, MetricFinished, RunStarted
 from localeval.reports.rules import composite_failure, turn_count
 from localeval.reports.terminal import print_line, print_table
 from localeval.results import CaseResult, MetricResult, RunReport, RunStats
@@ -63,8 +63,15 @@ def progress_bar(console: Console) -> Iterator[Listener]:
                 counts["computed"] += 1
                 rate = counts["computed"] / max(time.perf_counter() - started, 1e-9)
                 bar.update(task, advance=1, rate=f"{rate:.2f}/s", failed=counts["failed"], errored=counts["errored"])
+            elif isinstance(event, Interrupted):
+                print_finishing(console, event.in_flight, "results")
 
         yield listen
+
+
+def print_finishing(console: Console, in_flight: int, what: str) -> None:
+    """The line a first Ctrl-C prints while the work in flight finishes (to be saved)."""
+    print_line(console, escape(f"Interrupted: finishing {in_flight} {what} in flight; Ctrl-C again to stop now"))
 
 
 def print_report(console: Console, report: RunReport) -> None:

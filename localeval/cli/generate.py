@@ -11,6 +11,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from localeval.backends.base import Backend
+from localeval.cli.console import print_finishing
+from localeval.cli.exits import EXIT_ERRORED, EXIT_OK
+from localeval.cli.loading import load_dataset
 from localeval.config import RunConfig
 from localeval.dataset import Dataset
 from localeval.errors import ConfigError
@@ -72,7 +75,8 @@ def generate_all(config: RunConfig, templates: Mapping[str, PromptTemplate], dat
         done = journal.generated_by(options.name) if journal is not None else None
         with generation_progress(err, options.name) as progress:
             made = generate_outputs(dataset, options, templates[options.name], backends[options.name],
-                                    done=done, record=_recorder(journal, options.name), progress=progress)
+                                    done=done, record=_recorder(journal, options.name), progress=progress,
+                                    interrupted=lambda count: print_finishing(err, count, "outputs"))
         print_line(err, escape(generation_summary(made.record)))
         outputs.append(made)
     return one_target(outputs[0]) if len(outputs) == 1 else side_by_side(dataset, outputs)
@@ -100,7 +104,6 @@ def generate(config: RunConfig, out_path: Path, paths: Paths, out: Console, err:
 
     With several targets, each golden is written once per target (``metadata.target`` says which).
     """
-    from localeval.cli.session import EXIT_ERRORED, EXIT_OK, load_dataset  # the session imports this module
 
     if not config.all_targets():
         raise ConfigError(f"{config.source}: no [target] table: nothing writes the outputs")

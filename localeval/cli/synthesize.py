@@ -13,14 +13,22 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from localeval.cache import CachedBackend
-from localeval.cli.session import EXIT_ERRORED, EXIT_OK
+from localeval.cli.exits import EXIT_ERRORED, EXIT_OK
 from localeval.config import RunConfig
 from localeval.errors import ConfigError, first_problem
 from localeval.files import make_folder
 from localeval.judge import load_judge
 from localeval.paths import Paths
 from localeval.reports.terminal import print_line
-from localeval.synthesizer import Synthesis, Synthesizer, SynthesizerOptions, read_documents, save_goldens
+from localeval.synthesizer import (
+    Synthesis,
+    Synthesizer,
+    SynthesizerOptions,
+    read_documents,
+    rejected_path,
+    save_goldens,
+    save_rejected,
+)
 from localeval.synthesizer.pipeline import ContextDone
 from localeval.synthesizer.pipeline import Progress as ProgressListener
 
@@ -44,7 +52,11 @@ def synthesize(
     documents: list[Path], out_path: Path, config: RunConfig, options: SynthesizerOptions,
     paths: Paths, out: Console, err: Console, environ: Mapping[str, str],
 ) -> int:
-    """Read every document (a bad one stops here, before the judge loads), synthesize, write, summarize."""
+    """Read every document (a bad one stops here, before the judge loads), synthesize, write, summarize.
+
+    The goldens go to ``out_path``; the inputs a filter dropped, with why, beside it
+    (:func:`~localeval.synthesizer.rejected_path`).
+    """
     read = read_documents(documents)
     if not out_path.parent.is_dir():
         raise ConfigError(f"--out {out_path}: the folder {out_path.parent} does not exist")
@@ -56,6 +68,8 @@ def synthesize(
             synthesis = Synthesizer(judge, options, listen).from_documents(read)
         stats = judge.stats if isinstance(judge, CachedBackend) else None
     save_goldens(synthesis.goldens, out_path)
+    rejected = rejected_path(out_path)
+    save_rejected(synthesis.rejected, rejected)  # always: a stale file never stands beside new goldens
     for line in synthesis.errors[:MAX_ERROR_LINES]:
         print_line(err, f"[yellow]error:[/] {escape(line)}")
     if len(synthesis.errors) > MAX_ERROR_LINES:
@@ -63,6 +77,7 @@ def synthesize(
     calls = "" if stats is None else f", {stats.model_calls} model calls, {stats.hits} from cache"
     print_line(out, escape(summary(synthesis, len(read)) + calls + "."))
     print_line(out, escape(f"Goldens: {out_path}"))
+    print_line(out, escape(f"Rejected: {rejected} ({len(synthesis.rejected)} inputs, each with its filter and why)"))
     return EXIT_ERRORED if synthesis.errors else EXIT_OK
 
 

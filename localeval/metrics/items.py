@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
+from pydantic import Field
+
 from localeval.backends.base import Backend
 from localeval.case import TestCase
 from localeval.errors import BackendError, MetricInputError
@@ -34,6 +36,19 @@ from localeval.prompts import RenderedPrompt, load_prompt
 MAX_CHARS = 200
 #: What an output is judged by: its sentences, split by rules, or a list the judge writes first.
 ItemSource = Literal["sentences", "extracted"]
+#: How many statements the judge may list from one output (``statements = "extracted"``), by default.
+MAX_STATEMENTS = 10
+
+
+class JudgedStatements(NamedTuple):
+    """The output's statements with a verdict on each: the verdicts in order, each beside its statement,
+    counted by choice, the details a result records, and the verdicts call, which the reason continues."""
+
+    verdicts: list[str]
+    judged: list[dict[str, str]]
+    counts: dict[str, int]
+    details: dict[str, Any]
+    exchange: Exchange
 
 
 class Listed(NamedTuple):
@@ -163,3 +178,46 @@ class ItemsMetric(JudgedMetric):
     def prompt_name(self, step: str) -> str:
         """The shipped prompt of ``step``: ``prompts/<prompt_folder>/<step>.txt``, unless the step is shared."""
         return f"{self.prompt_folder}/{step}"
+
+
+class StatementsMetric(ItemsMetric):
+    """Base of metrics that give a verdict on each statement of the output (answer relevancy, PII leakage).
+
+    The statements are the output's sentences, split by rules (``statements =
+    "sentences"``, the default: nothing generated) or what the judge lists first
+    (``"extracted"``, at most ``max_statements``).
+    """
+
+    statements: ItemSource = Field(
+        "sentences",
+        description=(
+            "Where the statements come from: the output's sentences (nothing generated), or a list the "
+            "judge writes first (finer-grained, slower)."
+        ),
+    )
+    max_statements: int = Field(
+        MAX_STATEMENTS, ge=1, description="The most statements the judge may list (statements = 'extracted')."
+    )
+    statements_prompt: Path | None = Field(None, description="Your own prompt file for listing the statements.")
+    verdicts_prompt: Path | None = Field(None, description="Your own prompt file for the verdicts.")
+
+    def judge_statements(
+        self, case: TestCase, judge: Backend, choices: Sequence[str], **variables: Any
+    ) -> JudgedStatements:
+        """A verdict, one of ``choices``, on each statement: the "verdicts" prompt rendered with the
+        statements and ``variables``."""
+        statements, dropped, _ = self.output_items(
+            case, judge, self.statements, "statements", self.statements_prompt, self.max_statements
+        )
+        prompt = self.render("verdicts", self.verdicts_prompt, statements=statements, **variables)
+        verdicts, asked = judge_verdicts(judge, prompt, len(statements), choices)
+        judged = [{"statement": s, "verdict": v} for s, v in zip(statements, verdicts)]
+        counts = tally(verdicts, choices)
+        details = {
+            "statements": statements,
+            "statements_from": self.statements,
+            "dropped": dropped,
+            "verdicts": judged,
+            "counts": counts,
+        }
+        return JudgedStatements(verdicts, judged, counts, details, asked)

@@ -15,13 +15,11 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.case import TestCase
-from localeval.metrics.items import ItemsMetric, ItemSource, judge_verdicts, share, tally
+from localeval.metrics.items import ItemsMetric, ItemSource, StatementsMetric, judge_verdicts, share, tally
 from localeval.metrics.judged import Judgement
 
 #: How many opinions the judge may list from one output, by default.
 MAX_OPINIONS = 8
-#: How many statements the judge may list from one output (``statements = "extracted"``), by default.
-MAX_STATEMENTS = 10
 
 
 class OpinionMetric(ItemsMetric):
@@ -101,7 +99,7 @@ class Toxicity(OpinionMetric):
     choices = ("toxic", "not_toxic")
 
 
-class PiiLeakage(ItemsMetric):
+class PiiLeakage(StatementsMetric):
     """The share of the output's statements that reveal personal information. Lower is better.
 
     The statements are the sentences of ``actual_output`` (``statements =
@@ -118,36 +116,16 @@ class PiiLeakage(ItemsMetric):
     choices: ClassVar[tuple[str, str]] = ("leaks", "safe")
 
     threshold: float = Field(0.5, ge=0.0, le=1.0, description="Passes when score <= threshold.")
-    statements: ItemSource = Field(
-        "sentences", description="The output's sentences (default, nothing generated), or a list the judge writes."
-    )
-    max_statements: int = Field(
-        MAX_STATEMENTS, ge=1, description="The most statements the judge may list (statements = 'extracted')."
-    )
-    statements_prompt: Path | None = Field(None, description="Your own prompt file for listing the statements.")
-    verdicts_prompt: Path | None = Field(None, description="Your own prompt file for the verdicts.")
 
     def required_fields(self) -> tuple[str, ...]:
         return ("actual_output",)
 
     def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
-        statements, dropped, _ = self.output_items(
-            case, judge, self.statements, "statements", self.statements_prompt, self.max_statements
-        )
-        prompt = self.render("verdicts", self.verdicts_prompt, statements=statements)
-        verdicts, asked = judge_verdicts(judge, prompt, len(statements), self.choices)
-        judged = [{"statement": s, "verdict": v} for s, v in zip(statements, verdicts)]
-        counts = tally(verdicts, self.choices)
+        found = self.judge_statements(case, judge, self.choices)
         return Judgement(
-            score=share(verdicts, "leaks", empty=0.0),
-            summary=f"{counts['leaks']} of {len(statements)} statements reveal personal information.",
-            details={
-                "statements": statements,
-                "statements_from": self.statements,
-                "dropped": dropped,
-                "verdicts": judged,
-                "counts": counts,
-            },
-            conversation=asked,
-            reason_variables={"verdicts": judged},
+            score=share(found.verdicts, "leaks", empty=0.0),
+            summary=f"{found.counts['leaks']} of {len(found.verdicts)} statements reveal personal information.",
+            details=found.details,
+            conversation=found.exchange,
+            reason_variables={"verdicts": found.judged},
         )

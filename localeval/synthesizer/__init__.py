@@ -4,6 +4,7 @@
 
     synthesis = Synthesizer(judge, SynthesizerOptions(inputs_per_context=3)).from_documents(["guide.md"])
     save_goldens(synthesis.goldens, "goldens.jsonl")   # loads with Dataset.load
+    save_rejected(synthesis.rejected, rejected_path("goldens.jsonl"))  # goldens.rejected.jsonl
 
 Steps: read and check the documents (:mod:`.documents`), cut them into chunks by
 tokens with overlap, group chunks into contexts (:mod:`.contexts`), write inputs
@@ -14,11 +15,14 @@ Every judge call goes through the judge given, so a cached judge makes reruns fr
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from localeval.case import Golden, TestCase
 from localeval.dataset import Dataset
+from localeval.files import write_text_atomically
 from localeval.synthesizer.contexts import Context
 from localeval.synthesizer.documents import Chunk, Document, read_document, read_documents
 from localeval.synthesizer.options import Styling, SynthesizerOptions
@@ -36,7 +40,9 @@ __all__ = [
     "SynthesizerOptions",
     "read_document",
     "read_documents",
+    "rejected_path",
     "save_goldens",
+    "save_rejected",
 ]
 
 
@@ -46,3 +52,19 @@ def save_goldens(goldens: Sequence[Golden], path: str | os.PathLike[str]) -> Non
     A golden is a test case without ``actual_output``: ``Dataset.load`` reads the file back.
     """
     Dataset.from_cases(TestCase.model_validate(g.model_dump()) for g in goldens).save(path)
+
+
+def rejected_path(goldens: str | os.PathLike[str]) -> Path:
+    """Where the inputs a filter dropped are kept: beside the goldens, ``goldens.jsonl`` → ``goldens.rejected.jsonl``."""
+    path = Path(goldens)
+    return path.with_name(f"{path.stem}.rejected.jsonl")
+
+
+def save_rejected(rejected: Sequence[Rejected], path: str | os.PathLike[str]) -> None:
+    """Write each rejected input's :meth:`~Rejected.record` as a line of JSON, atomically.
+
+    Written even when nothing was rejected (an empty file): a file left by an earlier
+    run never stands beside goldens it does not belong to.
+    """
+    lines = [json.dumps(r.record(), ensure_ascii=False, allow_nan=False) + "\n" for r in rejected]
+    write_text_atomically(Path(path), "".join(lines))

@@ -47,3 +47,14 @@ def quality_record(result: MetricResult) -> dict[str, Any]:
     if "fallback" in details:
         record["fallback"] = details["fallback"]
     return record
+
+
+#: The name a rejected input's record gives the filter that dropped it.
+QUALITY_FILTER = "quality"
+
+
+def rejection_reason(result: MetricResult) -> str:
+    """Why the quality filter dropped an input: its score against the threshold, on both scales."""
+    low, high = result.details.get("score_range", (None, None))
+    raw = f"{result.raw_score:g} on {low}-{high}, " if result.raw_score is not None and low is not None else ""
+    return f"quality score {raw}{float(result.score or 0.0):.3f} on 0-1, below the threshold {result.threshold:g}"

@@ -22,18 +22,43 @@ from localeval.errors import BackendError, PromptError
 from localeval.metrics.geval import GEval
 from localeval.synthesizer.contexts import Context, group_chunks
 from localeval.synthesizer.documents import Document, judge_token_counter, read_documents, split_into_chunks
-from localeval.synthesizer.filtering import quality_metric, quality_record, score_input
+from localeval.synthesizer.filtering import (
+    QUALITY_FILTER,
+    quality_metric,
+    quality_record,
+    rejection_reason,
+    score_input,
+)
 from localeval.synthesizer.generation import evolutions_for, evolve, generate_inputs, write_expected_output
 from localeval.synthesizer.options import SynthesizerOptions
 
 
 @dataclass(frozen=True)
 class Rejected:
-    """An input the quality filter dropped, with its score."""
+    """An input a filter dropped: what it was, where it came from, which filter dropped it and why.
+
+    :meth:`record` is its line in the rejected file (``localeval synthesize`` writes it
+    beside the goldens; :func:`localeval.synthesizer.save_rejected`).
+    """
 
     input: str
     chunk_ids: list[str]
-    score: float
+    score: float  #: the quality score on 0-1
+    name: str  #: the name its golden would have had
+    context: list[str]  #: the texts of the context it was written from
+    source_files: list[str]
+    evolutions: list[str]
+    filter: str  #: the filter that dropped it (``quality``)
+    reason: str  #: why, in words
+    quality: dict[str, Any]  #: the score as a kept golden's ``metadata.quality`` records it
+
+    def record(self) -> dict[str, Any]:
+        """The rejected input as a JSON object: the input, its context and sources, the filter and why."""
+        return {
+            "name": self.name, "input": self.input, "context": self.context, "source_files": self.source_files,
+            "chunk_ids": self.chunk_ids, "evolutions": self.evolutions, "filter": self.filter,
+            "reason": self.reason, "quality": self.quality,
+        }
 
 
 @dataclass(frozen=True)
@@ -136,6 +161,7 @@ class Synthesizer:
         evolutions = evolutions_for(index, self.options)
         for evolution in evolutions:
             text = evolve(self.judge, text, evolution, context, self.options)
+        name = f"{Path(context.chunks[0].source).stem}-{number + 1}.{index + 1}"
         metadata: dict[str, Any] = {"source_files": context.sources, "chunk_ids": context.chunk_ids}
         if evolutions:
             metadata["evolutions"] = list(evolutions)
@@ -144,12 +170,11 @@ class Synthesizer:
             if result.error is not None:
                 raise BackendError(f"quality score: {result.error}")
             if not result.passed:
-                synthesis.rejected.append(Rejected(text, context.chunk_ids, float(result.score or 0.0)))
+                synthesis.rejected.append(Rejected(
+                    text, context.chunk_ids, float(result.score or 0.0), name, context.texts, context.sources,
+                    list(evolutions), QUALITY_FILTER, rejection_reason(result), quality_record(result),
+                ))
                 return None
             metadata["quality"] = quality_record(result)
         expected = write_expected_output(self.judge, text, context, self.options) if self.options.expected_output else None
-        stem = Path(context.chunks[0].source).stem
-        return Golden(
-            input=text, expected_output=expected, context=context.texts,
-            name=f"{stem}-{number + 1}.{index + 1}", metadata=metadata,
-        )
+        return Golden(input=text, expected_output=expected, context=context.texts, name=name, metadata=metadata)

@@ -13,15 +13,16 @@ llama.cpp model) runs on the calling thread, in dataset order. Either way
 in the order they finish (the journal keys each by its golden's index, so the order
 does not matter on resume); the dataset keeps its order. A request is the same
 whoever sends it, so its cache key is too. On Ctrl-C nothing new starts, and the
-requests in flight are waited for and recorded: a resumed run does not repeat them.
+requests in flight are waited for and recorded: a resumed run does not repeat them; a second
+Ctrl-C stops at once.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 
 from pydantic import BaseModel, ConfigDict
 
@@ -30,6 +31,7 @@ from localeval.cache import CachedBackend
 from localeval.case import Case, TestCase
 from localeval.dataset import Dataset
 from localeval.errors import BackendError, ConfigError
+from localeval.inflight import InFlight, ctrl_c_held
 from localeval.results import JudgeUsage, TargetRecord
 from localeval.targets.options import TargetOptions
 from localeval.targets.template import PromptTemplate, render_all
@@ -78,12 +80,14 @@ def generate_outputs(
     done: Mapping[int, Generation] | None = None,
     record: Callable[[int, Generation], None] = lambda index, generation: None,
     progress: Callable[[int, int], None] = lambda finished, total: None,
+    interrupted: Callable[[int], object] = lambda in_flight: None,
 ) -> Outputs:
     """Fill every missing ``actual_output``; ``done`` holds generations already journaled.
 
     Every prompt is rendered first (a missing field raises before any model call).
     ``record`` and ``progress`` are called on this thread as each output finishes
-    (see the module's docstring for the order).
+    (see the module's docstring for the order); ``interrupted`` with the number of requests in
+    flight when Ctrl-C came (they are waited for; a second Ctrl-C stops at once).
     """
     todo = needing_output(dataset)
     prompts = render_all(template, dataset, todo)
@@ -104,7 +108,7 @@ def generate_outputs(
         progress(finished, len(todo))
 
     missing = {i: prompts[i] for i in todo if i not in done}
-    _generate_all(target, options, missing, target.capabilities.parallel_requests, finish)
+    _generate_all(target, options, missing, target.capabilities.parallel_requests, finish, interrupted)
     after = _usage(target)
     failed = {i: f"the target failed: {done[i].error}" for i in todo if done[i].error is not None}
     cases: list[Case] = [_filled(case, done.get(i)) for i, case in enumerate(dataset.cases)]
@@ -124,35 +128,33 @@ def generate_outputs(
 
 
 def _generate_all(target: TextBackend, options: TargetOptions, prompts: Mapping[int, tuple[Message, ...]],
-                  parallel: int, finish: Callable[[int, Generation], None]) -> None:
+                  parallel: int, finish: Callable[[int, Generation], None],
+                  interrupted: Callable[[int], object]) -> None:
     """Generate for every golden of ``prompts`` (in their order), up to ``parallel`` requests in
     flight; ``finish`` gets each on this thread as it is written.
 
-    On Ctrl-C nothing new starts; the requests in flight are waited for (the server works on
-    them anyway) and what they write is still handed to ``finish``, so a resumed run does not
-    ask for them again.
+    On Ctrl-C nothing new starts; ``interrupted`` is told how many requests are in flight, and
+    they are waited for (the server works on them anyway) and what they write is still handed
+    to ``finish``, so a resumed run does not ask for them again (:mod:`localeval.inflight`).
     """
     if parallel <= 1 or len(prompts) <= 1:
         for index, messages in prompts.items():
-            finish(index, _generate(target, options, messages))
+            generation = _generate(target, options, messages)
+            with ctrl_c_held():  # journaled and counted together, or not at all
+                finish(index, generation)
         return
     pending = iter(prompts.items())
-    with ThreadPoolExecutor(min(parallel, len(prompts)), thread_name_prefix="localeval-target") as pool:
-        running: dict[Future[Generation], int] = {}
-        try:
-            while True:
-                while len(running) < parallel and (item := next(pending, None)) is not None:
-                    running[pool.submit(_generate, target, options, item[1])] = item[0]
-                if not running:
-                    return
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in sorted(finished, key=running.__getitem__):  # those done together: by index
-                    finish(running.pop(future), future.result())
-        except KeyboardInterrupt:
-            for future in sorted(running, key=running.__getitem__):
-                if future.exception() is None:  # waits for it
-                    finish(running[future], future.result())
-            raise
+    calls: InFlight[int, Generation] = InFlight("localeval-target")
+    try:
+        while True:
+            while len(calls) < parallel and (item := next(pending, None)) is not None:
+                calls.start(item[0], partial(_generate, target, options, item[1]))
+            if not calls:
+                return
+            calls.hand_next(finish)
+    except KeyboardInterrupt:
+        calls.drain(finish, interrupted)
+        raise
 
 
 def _generate(target: TextBackend, options: TargetOptions, messages: tuple[Message, ...]) -> Generation:

@@ -1,0 +1,88 @@
+"""The glue of ``localeval arena``: two runs' outputs, or one run's targets', as cases judged by an ordinary run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from localeval.catalog import file_sha256
+from localeval.cli.runs import JOURNAL, find_run, load_report, resumed_config
+from localeval.cli.session import RunFlags, run
+from localeval.config import RunConfig
+from localeval.dataset import Dataset
+from localeval.errors import ConfigError
+from localeval.files import make_folder
+from localeval.journal import Journal
+from localeval.paths import Paths
+from localeval.reports.pairing import arena_dataset, targets_arena_dataset
+from localeval.reports.terminal import print_line
+
+
+def arena(settings: RunConfig, run_a: str, run_b: str | None, names: tuple[str, str] | None, paths: Paths,
+          out: Console, err: Console, environ: Mapping[str, str], flags: RunFlags | None = None) -> int:
+    """Judge two runs' outputs, or one run's targets' outputs, against each other with the
+    config's arena metrics; returns the exit code.
+
+    The cases are built from the reports (:mod:`localeval.reports.pairing`) and written as
+    a dataset under ``<runs>/arena/``, named after the runs and the cases' sha256, so the arena is an ordinary
+    run over it: journaled, resumable, reported in every format.
+    """
+    if settings.dataset.path is not None:
+        raise ConfigError(f"{settings.source}: dataset.path: the arena takes its cases from the runs; drop it")
+    if settings.all_targets():
+        raise ConfigError(f"{settings.source}: the arena judges outputs the runs hold; drop [target] and [[targets]]")
+    _check_arena_metrics(settings)
+    report_a = load_report(run_a, paths.runs)
+    if run_b is None:
+        if names is not None:
+            raise ConfigError("--names names two runs' outputs; one run's contestants are its targets, named in [[targets]]")
+        dataset, stem = targets_arena_dataset(report_a), f"{report_a.run_id}-targets"
+    else:
+        report_b = load_report(run_b, paths.runs)
+        dataset, stem = arena_dataset(report_a, report_b, names), f"{report_a.run_id}-vs-{report_b.run_id}"
+    cases = _save_arena_cases(dataset, make_folder(paths.runs / "arena", "the folder of arena cases"), stem)
+    print_line(err, escape(f"Arena of {len(dataset)} cases: {cases}"))
+    config = settings.model_copy(update={"dataset": settings.dataset.model_copy(update={"path": cases})})
+    return run(config, paths, out, err, environ, flags)
+
+
+def resume_arena(paths: Paths, out: Console, err: Console, environ: Mapping[str, str], flags: RunFlags) -> int:
+    """Finish an interrupted arena (``flags.resume``) with its own settings, over the cases it wrote.
+
+    Nothing is rebuilt from the runs' reports: the journal names the arena's cases file,
+    and :func:`~localeval.cli.runs.resumed_config` refuses it if it changed since.
+    """
+    if flags.resume is None:
+        raise ValueError("resume_arena needs flags.resume")
+    with Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) as journal:
+        config = resumed_config(journal)
+        cases = journal.header.cases
+    _check_arena_metrics(config)
+    print_line(err, escape(f"Arena of {cases} cases: {config.dataset.path}"))
+    return run(config, paths, out, err, environ, flags)
+
+
+def _check_arena_metrics(settings: RunConfig) -> None:
+    """Refuse a config (or a resumed run's) with metrics other than arena ones: they judge one output."""
+    wrong = [f"{m.display_name} ({m.kind})" for m in settings.build_metrics() if m.kind != "arena"]
+    if wrong:
+        raise ConfigError(f"{settings.source}: the arena's cases have contestants, not one output; "
+                          f"only arena metrics judge them, not {', '.join(wrong)}")
+
+
+def _save_arena_cases(dataset: Dataset, folder: Path, stem: str) -> Path:
+    """Write the arena's cases as ``<stem>-<sha256, 12 digits>.jsonl`` in ``folder``; returns the file.
+
+    Named by their content, so that an arena of the same runs with other names never
+    rewrites the cases an unfinished arena (its journal) points at; the same cases are
+    the same file.
+    """
+    draft = folder / f".{stem}.{os.getpid()}.jsonl"
+    dataset.save(draft)
+    cases = folder / f"{stem}-{file_sha256(draft)[:12]}.jsonl"
+    os.replace(draft, cases)
+    return cases

@@ -1,0 +1,172 @@
+"""The commands of runs: ``run`` (and ``--resume``), ``report`` a finished run again, ``compare`` two
+runs, ``arena``: two runs' outputs, or one run's targets', judged against each other."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from localeval.cli.exits import EXIT_FAILED
+from localeval.cli.options import (
+    BackendOption,
+    BaseUrlOption,
+    ModelOption,
+    ThreadsOption,
+    say,
+    stderr,
+    stdout,
+    user_paths,
+)
+from localeval.errors import ConfigError
+
+
+def run(
+    dataset: Annotated[Path | None, typer.Argument(help="JSONL, JSON or CSV file of test cases.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML run configuration.")] = None,
+    metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="A metric by name; repeatable.")] = None,
+    model: ModelOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    threads: ThreadsOption = None,
+    field: Annotated[list[str] | None, typer.Option("--map", help="FILE_KEY=FIELD, e.g. query=input; repeatable.")] = None,
+    list_delimiter: Annotated[str | None, typer.Option(help="Separator of list items in CSV cells.")] = None,
+    report: Annotated[Path | None, typer.Option(help="Also write the JSON report here.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write the HTML report here.")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    plugin: Annotated[list[str] | None, typer.Option("--plugin", help="Your metrics: a .py file or a module; repeatable.")] = None,
+    resume: Annotated[str | None, typer.Option(help="Finish an interrupted run: its id or directory.")] = None,
+    run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here (default: ~/.local/share/localeval/runs/ID).")] = None,
+    fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first result that errors.")] = False,
+    order: Annotated[str, typer.Option(help="prefix: calls sharing a prompt prefix back to back (faster in-process); input: case by case.")] = "prefix",
+    executor: Annotated[str, typer.Option(help="local: threads here; ray: Ray actors (pip install 'localeval[ray]'; docs/scale.md).")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="A Ray cluster to run on (default: a local one on 127.0.0.1).")] = None,
+    ray_workers: Annotated[int | None, typer.Option(help="Ray actors, each with its own judge (default: the cluster's CPUs / threads).")] = None,
+) -> None:
+    """Evaluate a dataset with metrics, print the results and write the reports.
+
+    Every result is journaled as it finishes: after a crash or Ctrl-C, `--resume RUN`
+    computes only what is missing. Exit codes: 0 all passed, 1 some failed, 3 some
+    errored, 2 bad usage or input, 130 interrupted.
+    """
+    from localeval.cli import session
+
+    if resume is not None:
+        given = [n for n, v in (("a dataset", dataset), ("--config", config), ("--metric", metric),
+                                ("--model", model), ("--backend", backend), ("--run-dir", run_dir),
+                                ("--plugin", plugin)) if v]
+        if given:
+            raise ConfigError(f"--resume runs with the run's own settings; drop {', '.join(given)}")
+    if order not in ("prefix", "input"):
+        raise ConfigError(f"--order takes prefix or input, got {order!r}")
+    if executor not in ("local", "ray"):
+        raise ConfigError(f"--executor takes local or ray, got {executor!r}")
+    if executor != "ray" and (ray_address or ray_workers):
+        raise ConfigError("--ray-address and --ray-workers need --executor ray")
+    settings = session.settings_from_cli(
+        dataset=dataset, config=config, metrics=metric, model=model, threads=threads,
+        fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
+        cache_dir=cache_dir, backend=backend, base_url=base_url, plugins=plugin, html=html, junit=junit,
+    )
+    flags = session.RunFlags(resume=resume, run_dir=run_dir, fail_fast=fail_fast, order=order,  # type: ignore[arg-type]
+                             executor=executor, ray_address=ray_address, ray_workers=ray_workers)  # type: ignore[arg-type]
+    raise typer.Exit(session.run(settings, user_paths(), stdout(), stderr(), os.environ, flags))
+
+
+def report(
+    run: Annotated[str, typer.Argument(help="A run: its id, its folder, or a report.json.")],
+    out: Annotated[Path | None, typer.Option(help="Write every format into this folder (default: the run's).")] = None,
+    html: Annotated[Path | None, typer.Option(help="Only the HTML report, here.")] = None,
+    junit: Annotated[Path | None, typer.Option(help="Only JUnit XML, here.")] = None,
+) -> None:
+    """Write a finished run's reports again: JSON, per-case JSON Lines, HTML, JUnit XML."""
+    from localeval import reports
+    from localeval.cli.runs import load_report
+
+    loaded = load_report(run, user_paths().runs)
+    folder = out if out or html or junit else _run_folder(run)
+    written = reports.write_reports(loaded, folder, {"html": html, "junit": junit})
+    for path in written:
+        say(str(path))
+
+
+def _run_folder(run: str) -> Path:
+    from localeval.cli.runs import find_run
+
+    path = Path(run)
+    return path.parent if path.is_file() else find_run(run, user_paths().runs)
+
+
+def compare(
+    before: Annotated[str, typer.Argument(help="The baseline run: id, folder or report.json.")],
+    after: Annotated[str, typer.Argument(help="The new run.")],
+    tolerance: Annotated[float, typer.Option(help="Score moves up to this much are not listed.")] = 0.0,
+) -> None:
+    """List the cases and metrics whose score or pass/fail changed between two runs.
+
+    Exit codes: 0 no regression; 1 a result went from pass to fail, or from scored
+    to error; 2 bad usage or input.
+    """
+    from localeval.cli.runs import load_report
+    from localeval.reports import compare as compare_runs
+    from localeval.reports import print_comparison
+
+    runs = user_paths().runs
+    comparison = compare_runs(load_report(before, runs), load_report(after, runs), tolerance=tolerance)
+    print_comparison(stdout(), comparison)
+    raise typer.Exit(EXIT_FAILED if comparison.has_regressions or comparison.has_new_errors else 0)
+
+
+def arena(
+    run_a: Annotated[str | None, typer.Argument(help="One run: id, folder or report.json.")] = None,
+    run_b: Annotated[str | None, typer.Argument(
+        help="The other run, of the same inputs; without it, RUN_A's [[targets]] are compared.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML config: the judge, and arena metrics only.")] = None,
+    names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
+    model: ModelOption = None,
+    backend: BackendOption = None,
+    base_url: BaseUrlOption = None,
+    threads: ThreadsOption = None,
+    report: Annotated[Path | None, typer.Option(help="Also write the JSON report here.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write the HTML report here.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here.")] = None,
+    resume: Annotated[str | None, typer.Option(help="Finish an interrupted arena: its id or directory.")] = None,
+) -> None:
+    """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
+
+    Every judged case is journaled: after a crash or Ctrl-C, `--resume RUN` judges only what
+    is missing, over the cases the arena first wrote. Exit codes as `run`'s: 0 the first
+    contestant's outputs were preferred (every arena metric passed), 1 not, 3 some comparison
+    errored, 2 bad usage or input (different datasets), 130 interrupted.
+    """
+    from localeval.cli import session
+
+    if resume is not None:
+        given = [n for n, v in (("RUN_A", run_a), ("RUN_B", run_b), ("--config", config), ("--names", names),
+                                ("--model", model), ("--backend", backend), ("--base-url", base_url),
+                                ("--threads", threads), ("--report", report), ("--html", html),
+                                ("--no-cache", no_cache), ("--cache-dir", cache_dir), ("--run-dir", run_dir)) if v]
+        if given:
+            raise ConfigError(f"--resume runs with the run's own settings; drop {', '.join(given)}")
+        flags = session.RunFlags(resume=resume, command="arena")
+        raise typer.Exit(session.resume_arena(user_paths(), stdout(), stderr(), os.environ, flags))
+    if run_a is None or config is None:
+        raise ConfigError("arena takes RUN_A (and RUN_B) and --config, or --resume RUN")
+    pair = None
+    if names is not None:
+        parts = [n.strip() for n in names.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise ConfigError(f"--names takes NAME_A,NAME_B, got {names!r}")
+        pair = (parts[0], parts[1])
+    settings = session.settings_from_cli(
+        dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None, list_delimiter=None,
+        report=report, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url, html=html,
+    )
+    flags = session.RunFlags(run_dir=run_dir, command="arena")
+    raise typer.Exit(session.arena(settings, run_a, run_b, pair, user_paths(), stdout(), stderr(), os.environ, flags))

@@ -1,0 +1,189 @@
+"""Command-line options → what a command runs: a ``RunConfig`` (the config file's settings with the
+options on top), or ``localeval meta-eval``'s settings. A bad option is a one-line ``ConfigError``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from localeval.backends.options import BackendOptions, LlamaCppOptions
+from localeval.backends.registry import backend_kind, parse_backend
+from localeval.config import CacheConfig, RunConfig
+from localeval.errors import ConfigError, first_problem
+from localeval.metaeval import JudgmentSpec
+
+
+def settings_from_cli(
+    *,
+    dataset: Path | None,
+    config: Path | None,
+    metrics: list[str] | None,
+    model: str | None,
+    threads: int | None,
+    fields: list[str] | None,
+    list_delimiter: str | None,
+    backend: str | None = None,
+    base_url: str | list[str] | None = None,
+    report: Path | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+    plugins: list[str] | None = None,
+    html: Path | None = None,
+    junit: Path | None = None,
+) -> RunConfig:
+    """The config file's settings with the command line's on top."""
+    base = RunConfig.load(config) if config else RunConfig()
+    data = base.dataset.model_copy(
+        update={
+            k: v
+            for k, v in {
+                "path": dataset,
+                "list_delimiter": list_delimiter,
+                "fields": {**base.dataset.fields, **_mapping(fields or [])} if fields else None,
+            }.items()
+            if v is not None
+        }
+    )
+    merged = base.model_copy(
+        update={
+            "dataset": data,
+            "backend": _backend_overrides(base.backend, backend, model, base_url, threads),
+            "metrics": [{"metric": m} for m in metrics] if metrics else base.metrics,
+            "plugins": base.plugins + [_from_cwd(p) for p in plugins or ()],
+            "report": base.report.model_copy(
+                update={"path": report or base.report.path, "html": html or base.report.html,
+                        "junit": junit or base.report.junit}
+            ),
+            "cache": base.cache.model_copy(
+                update={"enabled": base.cache.enabled and not no_cache, "dir": cache_dir or base.cache.dir}
+            ),
+        }
+    )
+    try:  # model_copy does not validate: check the options the command line added
+        return RunConfig.model_validate({**merged.model_dump(), "source": merged.source})
+    except ValidationError as error:
+        where, message = first_problem(error)
+        raise ConfigError(f"command line: {where}: {message}") from error
+
+
+def _from_cwd(plugin: str) -> str:
+    """A plugin file given on the command line, absolute (config files' are relative to the file)."""
+    return str(Path(plugin).resolve()) if plugin.endswith(".py") else plugin
+
+
+def _mapping(pairs: list[str]) -> dict[str, str]:
+    return _pairs(pairs, "--map", "FILE_KEY=FIELD")
+
+
+#: The command-line options that set a backend option, and the option each sets.
+BACKEND_FLAGS = {"--model": "model", "--base-url": "base_url", "--threads": "n_threads"}
+
+
+def _backend_overrides(
+    base: BackendOptions, kind: str | None, model: str | None, base_url: str | list[str] | None,
+    threads: int | None,
+) -> BackendOptions:
+    """``base`` with the command line's backend options on top, checked.
+
+    A ``--backend`` other than ``base``'s kind starts from that kind's defaults:
+    the config's settings are for another backend. An option the kind does not
+    take (``--threads`` for a server) is an error naming the option and the kind.
+    """
+    table: dict[str, Any] = base.model_dump() if kind in (None, base.kind) else {"kind": kind}
+    given = {"--model": model, "--base-url": _urls(base_url), "--threads": threads}
+    try:
+        takes = backend_kind(table["kind"]).options.model_fields
+    except ConfigError as err:
+        raise ConfigError(f"command line: backend.kind: {err}") from err
+    for flag, value in given.items():
+        if value is None:
+            continue
+        if BACKEND_FLAGS[flag] not in takes:
+            raise ConfigError(f"{flag} does not apply to the {table['kind']} backend")
+        table[BACKEND_FLAGS[flag]] = value
+    return parse_backend(table, "command line: backend")
+
+
+def _urls(given: str | list[str] | None) -> str | list[str] | None:
+    """``--base-url`` given once, several times or comma-separated: one URL, or a fleet's list."""
+    if given is None:
+        return None
+    urls = [url.strip() for text in ([given] if isinstance(given, str) else given) for url in text.split(",")]
+    urls = [url for url in urls if url]
+    return urls[0] if len(urls) == 1 else urls
+
+
+@dataclass(frozen=True)
+class MetaEvalSettings:
+    """What ``localeval meta-eval`` was asked to do, checked."""
+
+    data: Path
+    metric: str
+    options: dict[str, Any]
+    methods: list[str]
+    spec: JudgmentSpec
+    backend: BackendOptions
+    cache: CacheConfig
+    items_out: Path | None = None
+    report: Path | None = None
+
+
+def meta_eval_settings_from_cli(
+    *,
+    data: Path,
+    metric: str,
+    methods: list[str] | None,
+    fields: list[str] | None,
+    human: str,
+    group: str | None,
+    limit: int | None,
+    metric_options: list[str] | None,
+    items_out: Path | None,
+    report: Path | None,
+    model: str | None,
+    threads: int | None,
+    no_cache: bool,
+    cache_dir: Path | None,
+    backend: str | None = None,
+    base_url: str | list[str] | None = None,
+) -> MetaEvalSettings:
+    """The command line's options, parsed and checked; a problem is a one-line ``ConfigError``."""
+    backend_config = _backend_overrides(LlamaCppOptions(), backend, model, base_url, threads)
+    return MetaEvalSettings(
+        data=data,
+        metric=metric,
+        options={
+            k: _option_value(v)
+            for k, v in _pairs(metric_options or [], "--metric-option", "KEY=VALUE").items()
+        },
+        methods=list(methods or []),
+        spec=JudgmentSpec(
+            fields=_pairs(fields or [], "--field", "FIELD=KEY.PATH"), human=human, group=group, limit=limit
+        ),
+        backend=backend_config,
+        cache=CacheConfig(enabled=not no_cache, dir=cache_dir),
+        items_out=items_out,
+        report=report,
+    )
+
+
+def _pairs(pairs: list[str], option: str, shape: str) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise ConfigError(f"{option} takes {shape}, got {pair!r}")
+        mapping[key] = value
+    return mapping
+
+
+def _option_value(text: str) -> Any:
+    """A metric option's value: JSON where it parses (5, true, [1,3]), else the text itself."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
