@@ -173,6 +173,8 @@ class Judge:
         if path == "/v1/completions":  # the preset's logprob probe, or a score read
             if "Reply with OK." in body["prompt"]:
                 return 200, legacy_completion("OK", {"OK": -0.1}).json()
+            if body["prompt"][-1:].isdigit():  # a score's continuation (whole answers): the number ends there
+                return 200, legacy_completion("\n", {"\n": 0.0}).json()
             question = body["prompt"]
         else:
             question = next(m["content"] for m in body["messages"] if m["role"] == "user")
