@@ -8,6 +8,7 @@ backend works.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,23 @@ def runs_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iter
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOCALEVAL_RUNS_DIR", str(tmp_path_factory.mktemp("runs")))
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ctrl_c_raises_keyboard_interrupt() -> Iterator[None]:
+    """Ctrl-C is Python's KeyboardInterrupt here, however pytest was started.
+
+    The Ctrl-C tests send a real SIGINT, to this process or to a ``localeval run`` it starts. A
+    process started in the background by a shell without job control (``cmd &`` in a script) has
+    SIGINT ignored, and Python, and every process it starts, then keeps ignoring it: the runs
+    those tests interrupt would finish instead (as they should where Ctrl-C is ignored). Python's
+    handler here also gives the children the default action back, and so their own handler.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    if previous is not None:  # None: not set from Python, and so not restorable from it
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session")
