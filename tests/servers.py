@@ -200,7 +200,22 @@ class EchoServer:
         self.thread.join()
 
 
-class _EchoHandler(BaseHTTPRequestHandler):
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet request handler that answers JSON: the base of the tests' scripted servers."""
+
+    def _send(self, status: int, value: Any) -> None:
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+
+class _EchoHandler(JsonHandler):
     owner: EchoServer
 
     def do_GET(self) -> None:
@@ -215,14 +230,3 @@ class _EchoHandler(BaseHTTPRequestHandler):
             self._send(404, {"detail": "Not Found"})
             return
         self._send(*self.owner.answer(body))
-
-    def _send(self, status: int, value: Any) -> None:
-        data = json.dumps(value).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass

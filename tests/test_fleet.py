@@ -18,11 +18,11 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from servers import FAST_RETRIES, ServerProcess, completion, legacy_completion
+from servers import FAST_RETRIES, JsonHandler, ServerProcess, completion, legacy_completion
 
 from localeval.backends import make_backend
 from localeval.backends.base import JsonRequest, Message
@@ -192,7 +192,7 @@ class Judge:
         return 200, completion('{"verdict": "yes"}').json()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     owner: Judge
 
     def do_GET(self) -> None:
@@ -205,17 +205,6 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self._send(*self.owner.answer(self.path, body))
-
-    def _send(self, status: int, value: Any) -> None:
-        data = json.dumps(value).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        pass
 
 
 @pytest.fixture
