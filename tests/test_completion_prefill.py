@@ -9,7 +9,7 @@ import math
 
 import httpx
 import pytest
-from servers import PROBE_OK, FakeServer, fake_backend, legacy_completion, token
+from servers import PROBE_OK, FakeServer, completion, fake_backend, legacy_completion, token
 
 from localeval.backends import make_backend
 from localeval.backends.base import DistributionRequest, Message
@@ -133,6 +133,28 @@ def test_the_llama_cpp_python_preset_uses_it():
     assert settings["base_url"] == "http://localhost:8000/v1"
     other = make_backend("llama-cpp-python", transport=httpx.MockTransport(server), prefill="grammar")
     assert "chat_template" not in other.fingerprint.settings  # only the completion prefill reads it
+
+
+@pytest.mark.parametrize("prefill", ["completion", "continue"])
+def test_reuse_score_prompt_reads_the_prompt_cold_once_then_keeps_it_for_the_continuations(prefill):
+    reply = legacy_completion if prefill == "completion" else (
+        lambda text, top: completion(text, [token(text, top)]))
+    ends = reply("\n", {"\n": -0.1, "0": -3.0})
+    server = FakeServer([LEGACY_PROBE if prefill == "completion" else PROBE_OK, reply("4", TOP), ends, ends, ends])
+    backend = fake_backend(server, prefill=prefill, chat_template="chatml", extra_body={"cache_prompt": False},
+                           reuse_score_prompt=True)
+    backend.candidate_distribution(SCORE)
+    # The probe and the score's first request as extra_body says; each continuation keeps the prompt.
+    assert [body["cache_prompt"] for body in server.bodies] == [False, False, True, True, True]
+    assert backend.fingerprint.settings["reuse_score_prompt"] is True
+    plain = fake_backend(FakeServer([]), prefill=prefill, chat_template="chatml")
+    assert "reuse_score_prompt" not in plain.fingerprint.settings  # the keys of older caches stay valid
+
+
+def test_the_llama_server_preset_reuses_a_scores_prompt_and_nothing_else():
+    settings = make_backend("llama-server", transport=httpx.MockTransport(FakeServer([]))).fingerprint.settings
+    assert (settings["prefill"], settings["extra_body"]) == ("continue", {"cache_prompt": False})
+    assert settings["reuse_score_prompt"] is True
 
 
 @pytest.mark.parametrize(

@@ -177,7 +177,7 @@ class OpenAICompatBackend:
         usages: list[Usage] = []
 
         def first_token(prefix: str, seed: int) -> ScoredToken | None:
-            tokens, usage = self._first_token(request, request.prefill + prefix, seed)
+            tokens, usage = self._first_token(request, request.prefill + prefix, seed, continuation=bool(prefix))
             usages.append(usage)
             return tokens
 
@@ -203,12 +203,19 @@ class OpenAICompatBackend:
         distribution = read_distribution(tokens, request.prefill, request.candidates)
         return DistributionReply(distribution=distribution, usage=reply_usage(reply))
 
-    def _first_token(self, request: DistributionRequest, prefill: str, seed: int) -> tuple[ScoredToken | None, Usage]:
-        """One token drawn after ``prefill``, with its top alternatives; None if the server stopped at once."""
+    def _first_token(
+        self, request: DistributionRequest, prefill: str, seed: int, *, continuation: bool
+    ) -> tuple[ScoredToken | None, Usage]:
+        """One token drawn after ``prefill``, with its top alternatives; None if the server stopped at once.
+
+        ``continuation``: ``prefill`` extends the score's first request by a candidate's
+        prefix; with ``reuse_score_prompt`` the server is asked to keep the prompt it holds.
+        """
+        reuse = {"cache_prompt": True} if continuation and self.options.reuse_score_prompt else {}
         if self._format is not None:  # the completion prefill: a raw prompt ending with the prefill
             prompt = render_prompt(self._format, request.messages, prefill)
             body = {**completion_body(self.model, prompt, self.options.top_logprobs),
-                    "temperature": READ_TEMPERATURE, "seed": seed}
+                    "temperature": READ_TEMPERATURE, "seed": seed, **reuse}
             reply = self._post(body, path="/completions")
             choice = self._choice(reply)
             return self._first_or_stop(completion_tokens(choice), choice), reply_usage(reply)
@@ -216,7 +223,7 @@ class OpenAICompatBackend:
             "model": self.model,
             "messages": prefill_messages(request.messages, prefill, "continue"),
             "max_tokens": 1, "temperature": READ_TEMPERATURE, "seed": seed,
-            "logprobs": True, "top_logprobs": self.options.top_logprobs,
+            "logprobs": True, "top_logprobs": self.options.top_logprobs, **reuse,
         }
         if prefill:
             # vLLM's switches; llama-server and Ollama continue a final assistant message anyway.
@@ -294,6 +301,8 @@ class OpenAICompatBackend:
                 "max_items": self.options.max_items,
                 "extra_body": self.options.extra_body,
                 **template,
+                # Only when on: the keys of caches filled before the option existed stay valid.
+                **({"reuse_score_prompt": True} if self.options.reuse_score_prompt else {}),
             },
         )
 
