@@ -15,6 +15,7 @@ from localeval.backends.registry import backend_kind, parse_backend
 from localeval.config import CacheConfig, RunConfig
 from localeval.errors import ConfigError, first_problem
 from localeval.metaeval import JudgmentSpec
+from localeval.plugins import load_plugins
 
 
 def settings_from_cli(
@@ -36,7 +37,10 @@ def settings_from_cli(
     junit: Path | None = None,
 ) -> RunConfig:
     """The config file's settings with the command line's on top."""
-    base = RunConfig.load(config) if config else RunConfig()
+    cli_plugins = [_from_cwd(p) for p in plugins or ()]
+    # First: a plugin may register the backend kind the config file or --backend names.
+    load_plugins(cli_plugins, Path.cwd(), "command line: --plugin")
+    base = RunConfig.load(config) if config else RunConfig()  # imports the config's plugins
     data = base.dataset.model_copy(
         update={
             k: v
@@ -53,7 +57,7 @@ def settings_from_cli(
             "dataset": data,
             "backend": _backend_overrides(base.backend, backend, model, base_url, threads),
             "metrics": [{"metric": m} for m in metrics] if metrics else base.metrics,
-            "plugins": base.plugins + [_from_cwd(p) for p in plugins or ()],
+            "plugins": base.plugins + cli_plugins,
             "report": base.report.model_copy(
                 update={"path": report or base.report.path, "html": html or base.report.html,
                         "junit": junit or base.report.junit}
