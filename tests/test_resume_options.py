@@ -1,7 +1,10 @@
-"""A backend kind that a plugin file registers (``localeval.register_backend``), named by the run's config.
+"""What ``--resume`` does with the options it is given, and a plugin file's own backend kind.
 
-The plugin's judge is sure of the digit the answer ends with, logs its builds and calls, and can
-send its own process a real SIGINT at a chosen call.
+A resume runs with the run's own settings: the options that cannot change a score (where the
+reports' copies go, the cache, the judge's threads, scheduling) take effect, the others are refused
+in one line before anything is judged. The end-to-end runs use a judge that a plugin file
+registers (``localeval.register_backend``) and names in the run's config: it is sure of the digit
+the answer ends with, counts its calls, and sends its own process a real SIGINT at a chosen call.
 """
 
 from __future__ import annotations
@@ -14,6 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_projects import report_outcomes
+from typer.testing import CliRunner
+
+from localeval.cli.app import app
+from localeval.errors import ConfigError
 
 #: The plugin: registers the backend kind "digit" and nothing else.
 PLUGIN = '''
@@ -147,3 +155,67 @@ def test_a_plugin_that_fails_to_import_is_one_line_naming_it(project: Path) -> N
     assert done.returncode == 2
     assert "error: command line: --plugin[1] " in done.stderr and "ZeroDivisionError" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_resume_reimports_the_plugin_and_honours_threads_reports_and_cache(project: Path) -> None:
+    whole = localeval(project, "run", "-c", "eval.toml", "--run-dir", "whole", "--cache-dir", "cache-whole")
+    assert whole.returncode == 1, whole.stderr
+    assert len(logged(project)) == 1 + len(DIGITS)
+
+    stopped = localeval(project, "run", "-c", "eval.toml", "--run-dir", "stopped", DIGIT_STOP_AT="3")
+    assert stopped.returncode == 130, stopped.stderr
+    first = logged(project)
+    saved = len((project / "stopped" / "journal.jsonl").read_text().splitlines()) - 1
+    assert f"Interrupted: {saved} of {len(DIGITS)} results are saved." in stopped.stderr
+    assert first[0] == {"built": 1} and 2 <= saved <= 3
+
+    resumed = localeval(project, "run", "--resume", "stopped", "--threads", "3", "--report", "out/r.json",
+                        "--html", "out/r.html", "--junit", "out/r.xml", "--cache-dir", "cache-resumed")
+    assert resumed.returncode == 1, resumed.stderr
+    rest = logged(project)
+    assert rest[0] == {"built": 3}  # the plugin's judge, built with the resume's thread count
+    assert len(first) == 1 + 3 and len(rest) == 1 + len(DIGITS) - saved  # the resume asks only what is missing
+    assert report_outcomes(project / "stopped") == report_outcomes(project / "whole")
+    copy = json.loads((project / "out" / "r.json").read_text())
+    assert copy == json.loads((project / "stopped" / "report.json").read_text())
+    assert copy["stats"]["resumed"] == saved
+    assert copy["config"]["backend"] == {"kind": "digit", "n_threads": 3}
+    assert copy["config"]["cache"]["dir"] == "cache-resumed"
+    assert (project / "out" / "r.html").read_text().startswith("<!DOCTYPE html>")
+    assert (project / "out" / "r.xml").read_text().count("<testcase ") == len(DIGITS)
+    assert any((project / "cache-resumed").iterdir())  # the resumed calls were cached there
+
+
+#: Each option ``run --resume`` refuses, with a value: each changes how the cases are read or who judges them.
+RUN_REFUSES = [["cases.jsonl"], ["--config", "eval.toml"], ["--metric", "exact_match"], ["--model", "m"],
+               ["--backend", "ollama"], ["--base-url", "http://127.0.0.1:9"], ["--map", "query=input"],
+               ["--list-delimiter", ";"], ["--plugin", "digit.py"], ["--run-dir", "elsewhere"]]
+ARENA_REFUSES = [["v1"], ["v1", "v2"], ["--config", "arena.toml"], ["--names", "a,b"], ["--model", "m"],
+                 ["--backend", "ollama"], ["--base-url", "http://127.0.0.1:9"], ["--run-dir", "elsewhere"]]
+
+
+@pytest.mark.parametrize("command", ["run", "arena"])
+def test_resume_refuses_each_option_that_would_change_what_it_computes(command: str, tmp_path: Path) -> None:
+    for option in RUN_REFUSES if command == "run" else ARENA_REFUSES:
+        name = option[0] if option[0].startswith("--") else ("DATASET" if command == "run" else
+                                                              ", ".join(f"RUN_{c}" for c in "AB"[:len(option)]))
+        with pytest.raises(ConfigError) as refused:  # before the run is even looked for
+            CliRunner().invoke(app, [command, *option, "--resume", str(tmp_path / "none")], catch_exceptions=False)
+        assert str(refused.value) == f"--resume runs with the run's own settings; drop {name}"
+
+
+def test_resume_names_every_refused_option_at_once_and_exits_2(project: Path) -> None:
+    done = localeval(project, "run", "--resume", "none", *(arg for option in RUN_REFUSES for arg in option),
+                     "--threads", "2", "--order", "input")
+    assert done.returncode == 2
+    assert done.stderr.strip() == ("error: --resume runs with the run's own settings; drop DATASET, --config, --metric, "
+                                   "--model, --backend, --base-url, --map, --list-delimiter, --plugin, --run-dir")
+
+
+def test_threads_on_the_resume_of_a_server_judged_run_is_refused_naming_the_backend(project: Path) -> None:
+    done = localeval(project, "run", "cases.jsonl", "--metric", "exact_match", "--backend", "ollama",
+                     "--model", "m", "--run-dir", "run")
+    assert done.returncode == 0, done.stderr  # exact_match: no judge loads
+    resumed = localeval(project, "run", "--resume", "run", "--threads", "2")
+    assert resumed.returncode == 2
+    assert resumed.stderr.strip() == "error: --threads does not apply to the ollama backend"
