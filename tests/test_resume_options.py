@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,17 @@ def test_a_plugin_file_registers_the_backend_kind_its_config_names(project: Path
                                                                                     abs=1e-12)
         assert report["config"]["backend"] == {"kind": "digit", "n_threads": 1}
         assert logged(project) == [{"built": 1}, *({"call": str(d)} for d in DIGITS)]
+
+
+@pytest.mark.skipif(find_spec("ray") is None, reason="the ray extra is not installed")
+def test_a_plugin_files_kind_judges_on_ray_workers(project: Path) -> None:
+    """A worker imports the plugins before it reads the judges' options (the plugin's model)."""
+    done = localeval(project, "run", "-c", "eval.toml", "--run-dir", "run", "--no-cache", "--executor", "ray",
+                     "--ray-workers", "1")
+    assert done.returncode == 1, done.stderr
+    report = json.loads((project / "run" / "report.json").read_text())
+    assert [c["results"][0]["score"] for c in report["cases"]] == pytest.approx([score(d) for d in DIGITS], abs=1e-12)
+    assert sorted(line["call"] for line in logged(project) if "call" in line) == sorted(str(d) for d in DIGITS)
 
 
 def test_a_plugin_that_fails_to_import_is_one_line_naming_it(project: Path) -> None:
