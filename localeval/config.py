@@ -108,6 +108,22 @@ class RunConfig(_Section):
     )
     source: str = Field("<command line>", exclude=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _import_plugins_first(cls, data: Any) -> Any:
+        """Import the plugins before any table is validated: a plugin may register the backend kind
+        (``localeval.register_backend``) that ``[backend]``, ``[judges.NAME]`` or a target names.
+
+        A plugin that fails to import is a :class:`ConfigError` naming it (it is not a
+        ``ValueError``: pydantic lets it through as it is). Each file is imported once per
+        process, so validating the same config again runs nothing twice.
+        """
+        if isinstance(data, dict):
+            plugins, source = data.get("plugins"), data.get("source", "<command line>")
+            if isinstance(plugins, list) and all(isinstance(p, str) for p in plugins) and isinstance(source, str):
+                load_plugins(plugins, _folder_of(source), f"{source}: plugins")
+        return data
+
     @model_validator(mode="after")
     def _one_way_to_name_targets(self) -> RunConfig:
         if self.target is not None and self.targets:
@@ -188,7 +204,7 @@ class RunConfig(_Section):
 
     def _base(self) -> Path:
         """The folder relative paths in this config are relative to."""
-        return Path.cwd() if self.source == "<command line>" else Path(self.source).parent
+        return _folder_of(self.source)
 
     def _rebase_paths(self, metric: Metric) -> Metric:
         """A metric's relative path options (its prompt files, and those of the metrics and nodes
@@ -197,6 +213,11 @@ class RunConfig(_Section):
             return metric
         rebased: Metric = rebased_paths(metric, self._base())
         return rebased
+
+
+def _folder_of(source: str) -> Path:
+    """The folder relative paths in a config from ``source`` (a file, or the command line) are relative to."""
+    return Path.cwd() if source == "<command line>" else Path(source).parent
 
 
 def rebased_paths(value: Any, base: Path) -> Any:

@@ -91,16 +91,19 @@ class JudgeRecipe:
 class JudgeWorker:
     """A Ray actor's state: its own judges, the cases and the prepared metrics (made remote at run time)."""
 
-    def __init__(self, recipe: JudgeRecipe, shared: list[Any]) -> None:
-        # ``shared``: the object store's references to the cases and the pickled metrics, in a
-        # list so that Ray passes the references (the driver keeps them alive for restarts).
+    def __init__(self, plugins: tuple[str, ...], plugin_base: Path, shared: list[Any]) -> None:
+        # ``shared``: the object store's references to the cases and the pickled metrics and
+        # recipe, in a list so that Ray passes the references (the driver keeps them alive for restarts).
         import ray
 
         cases: list[Case]
-        cases, metrics = ray.get(shared)
-        # The metrics come pickled so that their plugin modules are imported first.
-        load_plugins(recipe.plugins, recipe.plugin_base, "plugins")
-        prepared = pickle.loads(metrics)  # noqa: S301 -- the driver's own metrics, through Ray
+        cases, pickled = ray.get(shared)
+        # The metrics and the recipe come pickled so that their plugin modules are imported first:
+        # a metric's class, or the options model of a backend kind that a plugin file registers.
+        load_plugins(plugins, plugin_base, "plugins")
+        prepared: list[Any]
+        recipe: JudgeRecipe
+        prepared, recipe = pickle.loads(pickled)  # noqa: S301 -- the driver's own objects, through Ray
         self._stack = ExitStack()  # open for the actor's life: ray.kill ends the process, and the judges with it
         judge, judges = load_judges(recipe.tables, recipe.cache, Paths.from_environ(os.environ), os.environ,
                                     self._stack, Console(stderr=True, quiet=True))
@@ -135,7 +138,7 @@ class RayExecutor:
         try:
             parallel = max((j.capabilities.parallel_requests for j in work.panel.judges.values()), default=1)
             # Held until the run ends: a restarted actor reads them again.
-            shared = [ray.put(list(work.cases)), ray.put(pickle.dumps(list(work.metrics)))]
+            shared = [ray.put(list(work.cases)), ray.put(pickle.dumps((list(work.metrics), self.recipe)))]
             actors = self._start(ray, work, parallel, shared)
             size = max(1, min(MAX_GROUP, -(-len(tasks) // (4 * len(actors)))))  # >= 4 groups per actor
             stream = _Stream(ray, actors, deque(groups(tasks, size)), 2 * parallel, work)
@@ -153,7 +156,7 @@ class RayExecutor:
         count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1) // cpus))
         remote = ray.remote(num_cpus=cpus, max_restarts=self.max_restarts, max_task_retries=self.max_restarts,
                             max_concurrency=parallel)(JudgeWorker)
-        actors = [remote.remote(self.recipe, shared) for _ in range(count)]
+        actors = [remote.remote(self.recipe.plugins, self.recipe.plugin_base, shared) for _ in range(count)]
         expected = {name: judge.fingerprint for name, judge in work.panel.judges.items()}
         try:
             found = ray.get([actor.fingerprints.remote() for actor in actors])

@@ -123,8 +123,11 @@ def test_an_interrupted_arena_resumes_judging_each_pair_once(project: Path, monk
 
     rest = AgreeingJudge()
     judged_by(rest, monkeypatch)
-    resumed = invoke("arena", "--resume", str(project / "stopped"))
+    resumed = invoke("arena", "--resume", str(project / "stopped"), "--report", str(project / "copy.json"),
+                     "--html", str(project / "copy.html"))  # a resume takes where the reports' copies go
     assert resumed.exit_code == session.EXIT_FAILED, resumed.output
+    assert (project / "copy.json").read_text() == (project / "stopped" / "report.json").read_text()
+    assert (project / "copy.html").read_text() == (project / "stopped" / "report.html").read_text()
     assert Counter(first.pairs() + rest.pairs()) == Counter(whole.pairs())  # every comparison judged once in all
     assert outcomes(project / "stopped" / "report.json") == outcomes(project / "whole" / "report.json")
     report = json.loads((project / "stopped" / "report.json").read_text())
@@ -137,7 +140,7 @@ def test_arena_resume_takes_no_other_settings(tmp_path: Path) -> None:
                            "--threads", "2"], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "COLUMNS": "300"})
     assert done.returncode == 2
-    assert "error: --resume runs with the run's own settings; drop RUN_A, --names, --threads" in done.stderr
+    assert "error: --resume runs with the run's own settings; drop RUN_A, --names" in done.stderr  # --threads: taken
     bare = subprocess.run([sys.executable, "-m", "localeval", "arena", "run-a"], capture_output=True, text=True,
                           timeout=60, env={**os.environ, "COLUMNS": "300"})
     assert bare.returncode == 2 and "arena takes RUN_A (and RUN_B) and --config, or --resume RUN" in bare.stderr

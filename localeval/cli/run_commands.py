@@ -15,6 +15,7 @@ from localeval.cli.options import (
     BaseUrlOption,
     ModelOption,
     ThreadsOption,
+    refuse_on_resume,
     say,
     stderr,
     stdout,
@@ -24,6 +25,7 @@ from localeval.errors import ConfigError
 
 
 def run(
+    context: typer.Context,
     dataset: Annotated[Path | None, typer.Argument(help="JSONL, JSON or CSV file of test cases.")] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML run configuration.")] = None,
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="A metric by name; repeatable.")] = None,
@@ -50,30 +52,33 @@ def run(
     """Evaluate a dataset with metrics, print the results and write the reports.
 
     Every result is journaled as it finishes: after a crash or Ctrl-C, `--resume RUN`
-    computes only what is missing. Exit codes: 0 all passed, 1 some failed, 3 some
-    errored, 2 bad usage or input, 130 interrupted.
+    computes only what is missing, with the run's own settings: it takes only --threads,
+    --report, --html, --junit, --no-cache, --cache-dir, --fail-fast, --order and the
+    executor's options. Exit codes: 0 all passed, 1 some failed, 3 some errored, 2 bad
+    usage or input, 130 interrupted.
     """
     from localeval.cli import session
+    from localeval.cli.settings import ResumeChanges
+    from localeval.config import RunConfig
 
     if resume is not None:
-        given = [n for n, v in (("a dataset", dataset), ("--config", config), ("--metric", metric),
-                                ("--model", model), ("--backend", backend), ("--run-dir", run_dir),
-                                ("--plugin", plugin)) if v]
-        if given:
-            raise ConfigError(f"--resume runs with the run's own settings; drop {', '.join(given)}")
+        refuse_on_resume(context)
     if order not in ("prefix", "input"):
         raise ConfigError(f"--order takes prefix or input, got {order!r}")
     if executor not in ("local", "ray"):
         raise ConfigError(f"--executor takes local or ray, got {executor!r}")
     if executor != "ray" and (ray_address or ray_workers):
         raise ConfigError("--ray-address and --ray-workers need --executor ray")
-    settings = session.settings_from_cli(
+    changes = ResumeChanges(threads=threads, report=report, html=html, junit=junit, no_cache=no_cache,
+                            cache_dir=cache_dir)
+    settings = RunConfig() if resume is not None else session.settings_from_cli(  # a resume reads the run's
         dataset=dataset, config=config, metrics=metric, model=model, threads=threads,
         fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
         cache_dir=cache_dir, backend=backend, base_url=base_url, plugins=plugin, html=html, junit=junit,
     )
     flags = session.RunFlags(resume=resume, run_dir=run_dir, fail_fast=fail_fast, order=order,  # type: ignore[arg-type]
-                             executor=executor, ray_address=ray_address, ray_workers=ray_workers)  # type: ignore[arg-type]
+                             executor=executor, ray_address=ray_address, ray_workers=ray_workers,  # type: ignore[arg-type]
+                             changes=changes)
     raise typer.Exit(session.run(settings, user_paths(), stdout(), stderr(), os.environ, flags))
 
 
@@ -122,6 +127,7 @@ def compare(
 
 
 def arena(
+    context: typer.Context,
     run_a: Annotated[str | None, typer.Argument(help="One run: id, folder or report.json.")] = None,
     run_b: Annotated[str | None, typer.Argument(
         help="The other run, of the same inputs; without it, RUN_A's [[targets]] are compared.")] = None,
@@ -141,20 +147,18 @@ def arena(
     """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
 
     Every judged case is journaled: after a crash or Ctrl-C, `--resume RUN` judges only what
-    is missing, over the cases the arena first wrote. Exit codes as `run`'s: 0 the first
+    is missing, over the cases the arena first wrote, with its own settings: it takes only
+    --threads, --report, --html, --no-cache and --cache-dir. Exit codes as `run`'s: 0 the first
     contestant's outputs were preferred (every arena metric passed), 1 not, 3 some comparison
     errored, 2 bad usage or input (different datasets), 130 interrupted.
     """
     from localeval.cli import session
+    from localeval.cli.settings import ResumeChanges
 
     if resume is not None:
-        given = [n for n, v in (("RUN_A", run_a), ("RUN_B", run_b), ("--config", config), ("--names", names),
-                                ("--model", model), ("--backend", backend), ("--base-url", base_url),
-                                ("--threads", threads), ("--report", report), ("--html", html),
-                                ("--no-cache", no_cache), ("--cache-dir", cache_dir), ("--run-dir", run_dir)) if v]
-        if given:
-            raise ConfigError(f"--resume runs with the run's own settings; drop {', '.join(given)}")
-        flags = session.RunFlags(resume=resume, command="arena")
+        refuse_on_resume(context)
+        changes = ResumeChanges(threads=threads, report=report, html=html, no_cache=no_cache, cache_dir=cache_dir)
+        flags = session.RunFlags(resume=resume, command="arena", changes=changes)
         raise typer.Exit(session.resume_arena(user_paths(), stdout(), stderr(), os.environ, flags))
     if run_a is None or config is None:
         raise ConfigError("arena takes RUN_A (and RUN_B) and --config, or --resume RUN")

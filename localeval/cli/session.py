@@ -25,7 +25,7 @@ from localeval.cli.generate import generate_all, load_targets, target_templates
 from localeval.cli.loading import load_dataset, make_cache_folder, ray_executor
 from localeval.cli.meta_eval import meta_eval
 from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
-from localeval.cli.settings import MetaEvalSettings, meta_eval_settings_from_cli, settings_from_cli
+from localeval.cli.settings import MetaEvalSettings, ResumeChanges, meta_eval_settings_from_cli, settings_from_cli
 from localeval.config import RunConfig
 from localeval.events import Events
 from localeval.files import make_folder
@@ -57,6 +57,7 @@ class RunFlags:
     ray_address: str | None = None  #: a Ray cluster; None: a local runtime on 127.0.0.1
     ray_workers: int | None = None  #: Ray actors; None: the cluster's CPUs / the judge's threads
     command: Literal["run", "arena"] = "run"  #: the command that resumes the run, for the hint on Ctrl-C
+    changes: ResumeChanges = ResumeChanges()  #: what a resume changes in the run's own settings
 
 
 def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str],
@@ -67,7 +68,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
         import_ray(local=flags.ray_address is None)
     journal = Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) if flags.resume else None
     if journal is not None:
-        config = resumed_config(journal)
+        config = flags.changes.apply(resumed_config(journal))
     dataset_path, dataset = load_dataset(config)
     metrics = config.build_metrics()
     templates = target_templates(config, dataset)  # every golden's prompt rendered: no model call yet

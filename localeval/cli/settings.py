@@ -12,9 +12,10 @@ from pydantic import ValidationError
 
 from localeval.backends.options import BackendOptions, LlamaCppOptions
 from localeval.backends.registry import backend_kind, parse_backend
-from localeval.config import CacheConfig, RunConfig
+from localeval.config import CacheConfig, ReportConfig, RunConfig
 from localeval.errors import ConfigError, first_problem
 from localeval.metaeval import JudgmentSpec
+from localeval.plugins import load_plugins
 
 
 def settings_from_cli(
@@ -36,7 +37,10 @@ def settings_from_cli(
     junit: Path | None = None,
 ) -> RunConfig:
     """The config file's settings with the command line's on top."""
-    base = RunConfig.load(config) if config else RunConfig()
+    cli_plugins = [_from_cwd(p) for p in plugins or ()]
+    # First: a plugin may register the backend kind the config file or --backend names.
+    load_plugins(cli_plugins, Path.cwd(), "command line: --plugin")
+    base = RunConfig.load(config) if config else RunConfig()  # imports the config's plugins
     data = base.dataset.model_copy(
         update={
             k: v
@@ -53,14 +57,9 @@ def settings_from_cli(
             "dataset": data,
             "backend": _backend_overrides(base.backend, backend, model, base_url, threads),
             "metrics": [{"metric": m} for m in metrics] if metrics else base.metrics,
-            "plugins": base.plugins + [_from_cwd(p) for p in plugins or ()],
-            "report": base.report.model_copy(
-                update={"path": report or base.report.path, "html": html or base.report.html,
-                        "junit": junit or base.report.junit}
-            ),
-            "cache": base.cache.model_copy(
-                update={"enabled": base.cache.enabled and not no_cache, "dir": cache_dir or base.cache.dir}
-            ),
+            "plugins": base.plugins + cli_plugins,
+            "report": _report_copies(base.report, report, html, junit),
+            "cache": _cache(base.cache, no_cache, cache_dir),
         }
     )
     try:  # model_copy does not validate: check the options the command line added
@@ -68,6 +67,38 @@ def settings_from_cli(
     except ValidationError as error:
         where, message = first_problem(error)
         raise ConfigError(f"command line: {where}: {message}") from error
+
+
+@dataclass(frozen=True)
+class ResumeChanges:
+    """What ``--resume`` changes in the run's own settings (``localeval.cli.options.RESUME_TAKES``):
+    where the reports' copies go, the cache, the judge's threads; never what is computed."""
+
+    threads: int | None = None
+    report: Path | None = None
+    html: Path | None = None
+    junit: Path | None = None
+    no_cache: bool = False
+    cache_dir: Path | None = None
+
+    def apply(self, config: RunConfig) -> RunConfig:
+        """The resumed run's ``config`` with these changes; ``--threads`` for a judge that takes none is an error."""
+        backend = config.backend if self.threads is None else _backend_overrides(
+            config.backend, None, None, None, self.threads)
+        return config.model_copy(update={
+            "backend": backend,
+            "report": _report_copies(config.report, self.report, self.html, self.junit),
+            "cache": _cache(config.cache, self.no_cache, self.cache_dir),
+        })
+
+
+def _report_copies(base: ReportConfig, report: Path | None, html: Path | None, junit: Path | None) -> ReportConfig:
+    """``base`` with the command line's copies of the reports instead of its own, where given."""
+    return base.model_copy(update={"path": report or base.path, "html": html or base.html, "junit": junit or base.junit})
+
+
+def _cache(base: CacheConfig, no_cache: bool, cache_dir: Path | None) -> CacheConfig:
+    return base.model_copy(update={"enabled": base.enabled and not no_cache, "dir": cache_dir or base.dir})
 
 
 def _from_cwd(plugin: str) -> str:
