@@ -20,7 +20,7 @@ criteria and steps come before each case; with ``--reason`` the reason is asked 
 prompt's conversation).
 
     python benchmarks/fleet_overhead.py [--cases 40] [--rounds 1] [--short] [--reason]
-        [--server llama-cpp-python|llama-server] [--json out.json]
+        [--server llama-cpp-python|llama-server [--prompt-cache]] [--json out.json]
 """
 
 from __future__ import annotations
@@ -99,6 +99,9 @@ def main() -> None:
     parser.add_argument("--reason", action="store_true", help="G-Eval with its reason (a follow-up turn)")
     parser.add_argument("--server", choices=("llama-cpp-python", "llama-server"), default="llama-cpp-python",
                         help="the fleet's servers (their backend preset of the same name)")
+    parser.add_argument("--prompt-cache", action="store_true",
+                        help="llama-server: its prompt cache on for every request (faster where prompts share a "
+                             "start; a score then depends on what the server read before)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     every, metrics = workload(args.cases + 1, args.short, args.reason)
@@ -118,7 +121,10 @@ def main() -> None:
             stack.callback(server.stop)
         judge, _ = load_judges({None: LlamaCppOptions(n_threads=2)}, NO_CACHE, Paths.from_environ(os.environ),
                                os.environ, stack, Console(stderr=True))
-        fleet = make_backend(args.server, base_url=[s.url for s in servers])
+        # One call at a time per server (their one slot of 1 thread): a call is bound to a server
+        # only when that server can start it, so no server queues work while the other idles.
+        cache = {"extra_body": {"cache_prompt": True}} if args.prompt_cache else {}
+        fleet = make_backend(args.server, base_url=[s.url for s in servers], max_concurrency=1, **cache)
         assert isinstance(fleet, FleetBackend)
         stack.callback(fleet.close)
         timed(warm_up_case, metrics, judge, RunOptions())  # warm up the process
@@ -141,7 +147,7 @@ def main() -> None:
     result = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
         "cases": len(dataset), "rounds": args.rounds, "reason": args.reason, "short": args.short,
-        "server": args.server,
+        "server": args.server, "prompt_cache": args.prompt_cache,
         "local_s": local_s, "ray_s": ray_s, "fleet_s": fleet_s,
         "ray_overhead": ray_s / local_s - 1, "fleet_overhead": fleet_s / local_s - 1,
         "ray_runtime_start_s": ray_start_s, "fleet_servers_start_s": fleet_start_s,

@@ -18,6 +18,7 @@ computes it.
 from __future__ import annotations
 
 import traceback
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -29,7 +30,7 @@ from localeval.inflight import InFlight, ctrl_c_held
 from localeval.metrics.base import Metric
 from localeval.panel import JudgePanel
 from localeval.results import JudgeUsage, MetricResult
-from localeval.schedule import Task
+from localeval.schedule import Task, group_size, groups
 
 #: Called with each finished result; True when the run must stop (a fail-fast run's error):
 #: the executor then starts nothing new, and records what is already running as it finishes.
@@ -79,10 +80,21 @@ class Executor(Protocol):
         ...
 
 
+#: A worker of a judge's lane: the lane (the judge's name) and the worker's number in it.
+Slot = tuple[str | None, int]
+
+
 @dataclass(frozen=True)
 class ThreadExecutor:
     """Threads in this process: per judge, ``workers`` tasks in flight (None: as many as it serves
-    at once), its tasks in plan order; one in all runs on the calling thread."""
+    at once); one in all runs on the calling thread.
+
+    With several in flight, each worker takes a group of neighbouring tasks in plan order
+    (:func:`localeval.schedule.groups`, as the Ray executor does) and sends them one after the
+    other: calls that share a prompt prefix (a document, a transcript) follow each other on one
+    worker, so a fleet sends each to the endpoint that read the one before (its prefix cache
+    warm) instead of to two endpoints at once.
+    """
 
     workers: int | None = None
 
@@ -98,35 +110,47 @@ class ThreadExecutor:
             self._parallel(lanes, work, record)
         return JudgeUsage()
 
-    def _lanes(self, tasks: Sequence[Task], work: Work) -> dict[str | None, tuple[int, Iterator[Task]]]:
-        """Per judge (by name): how many of its tasks may be in flight, and its tasks in plan order."""
+    def _lanes(self, tasks: Sequence[Task], work: Work) -> dict[str | None, tuple[int, deque[list[Task]]]]:
+        """Per judge (by name): how many of its tasks may be in flight, and its tasks in plan order
+        cut into groups."""
         lanes: dict[str | None, tuple[int, list[Task]]] = {}
         for task in tasks:
             metric = work.metrics[task.metric]
             judge = work.panel.judge_of(metric)
             limit = self.workers or (judge.capabilities.parallel_requests if judge is not None else 1)
             lanes.setdefault(metric.judge_name if judge is not None else "", (limit, []))[1].append(task)
-        return {name: (limit, iter(queue)) for name, (limit, queue) in lanes.items()}
+        return {name: (limit, deque(groups(queue, group_size(len(queue), limit))))
+                for name, (limit, queue) in lanes.items()}
 
     @staticmethod
-    def _parallel(lanes: dict[str | None, tuple[int, Iterator[Task]]], work: Work, record: Record) -> None:
-        """Keep each lane's limit of tasks in flight; on Ctrl-C start nothing new and record the tasks
-        in flight as they finish (:mod:`localeval.inflight`; a second Ctrl-C stops at once)."""
+    def _parallel(lanes: dict[str | None, tuple[int, deque[list[Task]]]], work: Work, record: Record) -> None:
+        """Keep each lane's workers busy, each with its group's next task; on Ctrl-C start nothing new
+        and record the tasks in flight as they finish (:mod:`localeval.inflight`; a second Ctrl-C
+        stops at once)."""
         stopped = False
-        in_flight = dict.fromkeys(lanes, 0)
-        calls: InFlight[str | None, MetricFinished] = InFlight("localeval")
+        groups_of: dict[Slot, Iterator[Task]] = {}
+        calls: InFlight[Slot, MetricFinished] = InFlight("localeval")
+        busy: set[Slot] = set()
 
-        def finish(lane: str | None, finished: MetricFinished) -> None:
+        def finish(slot: Slot, finished: MetricFinished) -> None:
             nonlocal stopped
-            in_flight[lane] -= 1
+            busy.discard(slot)
             stopped = record(finished) or stopped
+
+        def next_task(slot: Slot, pending: deque[list[Task]]) -> Task | None:
+            task = next(groups_of.get(slot, iter(())), None)
+            while task is None and pending:
+                groups_of[slot] = iter(pending.popleft())
+                task = next(groups_of[slot], None)
+            return task
 
         try:
             while True:
                 for name, (limit, pending) in lanes.items():
-                    while not stopped and in_flight[name] < limit and (task := next(pending, None)):
-                        calls.start(name, partial(work.measure, task))
-                        in_flight[name] += 1
+                    for slot in ((name, n) for n in range(limit)):
+                        if not stopped and slot not in busy and (task := next_task(slot, pending)):
+                            calls.start(slot, partial(work.measure, task))
+                            busy.add(slot)
                 if not calls:
                     return
                 calls.hand_next(finish)

@@ -61,11 +61,8 @@ from localeval.panel import JudgePanel
 from localeval.paths import Paths
 from localeval.plugins import load_plugins
 from localeval.results import JudgeUsage
-from localeval.schedule import Task, groups
+from localeval.schedule import Task, group_size, groups
 
-#: The most tasks in one group: big enough that a group's first, cold prompt is a small
-#: share of its work, small enough that the last groups of a run keep every actor busy.
-MAX_GROUP = 64
 LOOPBACK = ("127.0.0.1", "::1")
 
 
@@ -140,7 +137,7 @@ class RayExecutor:
             # Held until the run ends: a restarted actor reads them again.
             shared = [ray.put(list(work.cases)), ray.put(pickle.dumps((list(work.metrics), self.recipe)))]
             actors = self._start(ray, work, parallel, shared)
-            size = max(1, min(MAX_GROUP, -(-len(tasks) // (4 * len(actors)))))  # >= 4 groups per actor
+            size = group_size(len(tasks), len(actors))
             stream = _Stream(ray, actors, deque(groups(tasks, size)), 2 * parallel, work)
             return stream.run(record)
         finally:

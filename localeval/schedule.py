@@ -38,6 +38,16 @@ def plan(cases: Sequence[Case], metrics: Sequence[Metric], order: Order = "prefi
     return sorted(tasks, key=lambda t: metrics[t.metric].prompt_start(cases[t.case]))
 
 
+#: The most tasks in one group: big enough that a group's first, cold prompt is a small
+#: share of its work, small enough that the last groups of a run keep every worker busy.
+MAX_GROUP = 64
+
+
+def group_size(tasks: int, workers: int) -> int:
+    """How many neighbouring tasks go together to one worker: at least 4 groups per worker."""
+    return max(1, min(MAX_GROUP, -(-tasks // (4 * workers))))
+
+
 def groups(tasks: Sequence[Task], size: int) -> list[list[Task]]:
     """``tasks`` (in plan order) cut into contiguous groups of ``size`` (the last may be shorter).
 

@@ -131,6 +131,32 @@ def test_threads_keep_this_many_in_flight_and_events_arrive_on_the_calling_threa
     assert sorted(finished(seen)) == [(i, "probe") for i in range(8)]
 
 
+class Timed(Probe):
+    """A Probe that logs when each output's measure starts and ends."""
+
+    log: ClassVar[list[tuple[str, float, float]]] = []
+
+    def verdict(self, case: TestCase, judge: object) -> Verdict:
+        start = time.monotonic()
+        verdict = super().verdict(case, judge)
+        self.log.append((case.actual_output or "", start, time.monotonic()))
+        return verdict
+
+
+def test_each_thread_takes_neighbours_in_prefix_order_one_after_the_other() -> None:
+    Timed.log.clear()
+    outputs = [f"{n:02d}" for n in range(16)]  # plan order is this order (one input)
+    evaluate(dataset(*outputs, inputs="a"), [Timed(delay=0.05)], options=RunOptions(workers=2))
+    when = {output: (start, end) for output, start, end in Timed.log}
+    # 16 tasks, 2 threads: groups of 2 (at least 4 per thread). A group's second task starts
+    # after its first ends, so calls sharing a prefix follow each other on one judge slot;
+    # the two threads start two groups at once.
+    for first, second in zip(outputs[::2], outputs[1::2], strict=True):
+        assert when[second][0] >= when[first][1]
+    assert when["02"][0] < when["00"][1]
+    assert CONCURRENCY.most == 2
+
+
 def test_the_judges_parallel_requests_sets_the_threads() -> None:
     judge = ScriptedBackend(capabilities=FULL_CAPABILITIES.model_copy(update={"parallel_requests": 3}))
     evaluate(dataset(*["x"] * 6), [Probe(delay=0.1)], judge)
