@@ -27,6 +27,11 @@ How a run goes (docs/scale.md has the commands and the measurements):
 - A worker that dies is restarted and its unfinished tasks retried by Ray
   (``max_restarts``, ``max_task_retries``); finished results are already on the
   driver and in the journal.
+- A node that is lost takes its actors with it, and Ray would restart them
+  elsewhere only where a CPU is free: in a cluster the actors fill, never, and
+  their tasks would wait for ever. So the driver looks at the nodes every
+  second (``ray.nodes()``), kills the actors of a dead node for good and sends
+  their unfinished tasks to the other actors.
 
 Air-gapped: Ray's usage statistics are off (``RAY_USAGE_STATS_ENABLED=0`` unless
 the environment sets it); a local runtime that this module starts listens on
@@ -38,7 +43,8 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
-from collections import deque
+import time
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -110,8 +116,15 @@ class JudgeWorker:
         """The fingerprint of each of this worker's judges, by name (None: the default judge)."""
         return {name: judge.fingerprint for name, judge in self._work.panel.judges.items()}
 
-    def measure(self, task: Task) -> MetricFinished:
-        return self._work.measure(task)
+    def node(self) -> str:
+        """The Ray id of the node this worker runs on."""
+        import ray
+
+        return str(ray.get_runtime_context().get_node_id())
+
+    def measure(self, task: Task) -> tuple[str, MetricFinished]:
+        """The result of ``task``, and the node that measured it (a restarted worker may have moved)."""
+        return self.node(), self._work.measure(task)
 
 
 @dataclass(frozen=True)
@@ -127,6 +140,19 @@ class RayExecutor:
     address: str | None = None
     workers: int | None = None
     max_restarts: int = 3  #: per actor; its unfinished tasks are retried as often
+    #: Results per node id in the last run, and the nodes it lost (see :meth:`summary`).
+    served: Counter[str] = field(default_factory=Counter, compare=False, repr=False)
+    lost: set[str] = field(default_factory=set, compare=False, repr=False)
+
+    def summary(self) -> str:
+        """One line on the last run: its results per node (ids shortened), and the nodes it lost."""
+        counts = ", ".join(f"{node[:8]}: {count}" for node, count in self.served.most_common())
+        nodes = f"{len(self.served)} node{'s' if len(self.served) != 1 else ''}"
+        line = f"Ray: {sum(self.served.values())} results from {nodes} ({counts})"
+        if self.lost:
+            line += (f"; lost mid-run: {', '.join(sorted(n[:8] for n in self.lost))} "
+                     "(unfinished tasks went to the other nodes)")
+        return line
 
     def execute(self, tasks: Sequence[Task], work: Work, record: Record) -> JudgeUsage:
         ray = import_ray(local=self.address is None)
@@ -138,8 +164,14 @@ class RayExecutor:
             shared = [ray.put(list(work.cases)), ray.put(pickle.dumps((list(work.metrics), self.recipe)))]
             actors = self._start(ray, work, parallel, shared)
             size = group_size(len(tasks), len(actors))
+            self.served.clear()
+            self.lost.clear()
             stream = _Stream(ray, actors, deque(groups(tasks, size)), 2 * parallel, work)
-            return stream.run(record)
+            try:
+                return stream.run(record)
+            finally:
+                self.served.update(stream.served)
+                self.lost.update(stream.nodes[index] for index in stream.lost)
         finally:
             for actor in actors:
                 ray.kill(actor)
@@ -165,6 +197,10 @@ class RayExecutor:
         return actors
 
 
+#: Seconds between two looks at the cluster's nodes (``ray.nodes()``: one call to Ray's GCS).
+NODE_CHECK_PERIOD = 1.0
+
+
 class _Stream:
     """Keeps each actor a few tasks ahead, group by group, and records results as they come back."""
 
@@ -173,9 +209,13 @@ class _Stream:
         self.ray, self.actors, self.pending, self.ahead, self.work = ray, actors, pending, ahead, work
         self.queues: list[deque[Task]] = [deque() for _ in actors]  # the rest of each actor's group
         self.in_flight = [0] * len(actors)
-        self.running: dict[Any, int] = {}  # ObjectRef -> actor index
+        self.running: dict[Any, tuple[int, Task]] = {}  # ObjectRef -> (actor index, task)
         self.stopped = False
         self.used = JudgeUsage()  #: what the results recorded so far cost on the actors
+        self.nodes: list[str] = ray.get([actor.node.remote() for actor in actors])  #: each actor's node id
+        self.lost: set[int] = set()  #: actors whose node died: killed, their tasks sent to the others
+        self.served: Counter[str] = Counter()  #: results recorded, per node id
+        self.checked = time.monotonic()
 
     def run(self, record: Record) -> JudgeUsage:
         """Record every result as it comes back. On Ctrl-C nothing new is sent and the tasks in
@@ -184,12 +224,37 @@ class _Stream:
             self._feed(index)
         try:
             while self.running:
-                [ref], _ = self.ray.wait(list(self.running), num_returns=1)
-                self._feed(self._take(ref, record))
+                for ref in self._wait():
+                    self._feed(self._take(ref, record))
         except KeyboardInterrupt:
             self._drain(record)
             raise
         return self.used
+
+    def _wait(self) -> list[Any]:
+        """The next result back (or none for a while), the nodes looked at every second."""
+        back, _ = self.ray.wait(list(self.running), num_returns=1, timeout=NODE_CHECK_PERIOD)
+        if time.monotonic() - self.checked >= NODE_CHECK_PERIOD:
+            self._check_nodes()
+        return list(back)
+
+    def _check_nodes(self) -> None:
+        """Give up the actors of a dead node: kill them for good (Ray would wait for a free CPU to
+        restart them) and put their unsent tasks first in line; those in flight fail and follow."""
+        self.checked = time.monotonic()
+        # An actor that Ray restarted on another node before this look is given up too (its node is
+        # known from its results): its tasks are then measured by the others, none is lost.
+        alive = {node["NodeID"] for node in self.ray.nodes() if node["Alive"]}
+        for index, node in enumerate(self.nodes):
+            if index not in self.lost and node not in alive:
+                self.lost.add(index)
+                self.ray.kill(self.actors[index], no_restart=True)
+                if self.queues[index]:
+                    self.pending.appendleft(list(self.queues[index]))
+                    self.queues[index].clear()
+        if len(self.lost) == len(self.actors):
+            raise ExecutorError("every node of the run's Ray workers was lost; the results that finished "
+                                "are in the journal (--resume finishes the run)")
 
     def _drain(self, record: Record) -> None:
         """After a Ctrl-C: send nothing more, and record the tasks in flight as they come back; a
@@ -198,8 +263,8 @@ class _Stream:
         self.work.events.emit(Interrupted(len(self.running)))
         try:
             while self.running:
-                [ref], _ = self.ray.wait(list(self.running), num_returns=1)
-                self._take(ref, record, drained=True)
+                for ref in self._wait():
+                    self._take(ref, record, drained=True)
         except KeyboardInterrupt:
             if self.running:
                 back, _ = self.ray.wait(list(self.running), num_returns=len(self.running), timeout=0)
@@ -211,23 +276,37 @@ class _Stream:
         """Record the result of ``ref``, which is back; the index of the actor that sent it.
 
         ``drained``: the run is stopping after a Ctrl-C; a task that failed is then left to --resume.
+        A task of an actor whose node was lost goes back in line.
         """
         with ctrl_c_held():  # journaled and counted together, or not at all
-            index = self.running.pop(ref)
+            index, task = self.running.pop(ref)
             self.in_flight[index] -= 1
             try:
-                finished: MetricFinished = self.ray.get(ref)
+                node, finished = self.ray.get(ref)
             except self.ray.exceptions.RayError as err:
                 if drained:
                     return index
-                raise ExecutorError(f"a Ray worker failed beyond its retries: {_cause(err)}; the results "
-                                    "that finished are in the journal (--resume finishes the run)") from err
+                if index not in self.lost:
+                    self._check_nodes()  # the error may be the first news of a lost node
+                if index not in self.lost:
+                    raise ExecutorError(f"a Ray worker failed beyond its retries: {_cause(err)}; the results "
+                                        "that finished are in the journal (--resume finishes the run)") from err
+                self.pending.appendleft([task])
+                return index
+            self.nodes[index] = node  # a restarted actor may run elsewhere
+            self.served[node] += 1
             self.used += finished.result.usage or JudgeUsage()
             self.stopped = record(finished) or self.stopped
         return index
 
     def _feed(self, index: int) -> None:
-        """Send actor ``index`` tasks until it has ``ahead`` in flight: its group's, then the next group's."""
+        """Send actor ``index`` tasks until it has ``ahead`` in flight: its group's, then the next group's.
+        For a lost actor, the others are fed (the tasks it gave back may be all that is left)."""
+        if index in self.lost:
+            for other in range(len(self.actors)):
+                if other not in self.lost:
+                    self._feed(other)
+            return
         queue = self.queues[index]
         while not self.stopped and self.in_flight[index] < self.ahead:
             if not queue:
@@ -236,7 +315,7 @@ class _Stream:
                 queue.extend(self.pending.popleft())
             task = queue.popleft()
             with ctrl_c_held():  # a task sent is a task waited for
-                self.running[self.actors[index].measure.remote(task)] = index
+                self.running[self.actors[index].measure.remote(task)] = (index, task)
                 self.in_flight[index] += 1
             self.work.events.emit(MetricStarted(task.case, self.work.metrics[task.metric].display_name))
 

@@ -33,7 +33,7 @@ from localeval.journal import Journal
 from localeval.judge import load_judges
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
-from localeval.ray_executor import import_ray
+from localeval.ray_executor import RayExecutor, import_ray
 from localeval.reports import write_reports
 from localeval.reports.terminal import print_line
 from localeval.results import RunReport
@@ -109,6 +109,8 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
                 return EXIT_INTERRUPTED
         for line in fleet_lines([(None, judge), *judges.items()]):
             print_line(err, escape(line))
+        if isinstance(options.executor, RayExecutor) and options.executor.served:
+            print_line(err, escape(options.executor.summary()))
     if generated is not None:
         report = generated.apply(report, metrics)
     print_report(out, report)
