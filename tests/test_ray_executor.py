@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -182,6 +183,17 @@ def judge_workers() -> list[int]:
 
 def listening_addresses(root: int) -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
     """The addresses that ``root`` and every process under it listen on (TCP), read from /proc."""
+    return {local for state, local, _ in tcp_sockets(root) if state == "0A"}  # 0A: LISTEN
+
+
+def peer_addresses(root: int) -> set[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """The addresses that ``root`` and every process under it are connected to (TCP), read from /proc."""
+    return {peer for state, _, peer in tcp_sockets(root) if state not in ("0A", "07")}  # 07: CLOSE (unconnected)
+
+
+def tcp_sockets(root: int) -> list[tuple[str, ipaddress.IPv4Address | ipaddress.IPv6Address,
+                                         ipaddress.IPv4Address | ipaddress.IPv6Address]]:
+    """(state, local address, remote address) of the TCP sockets of ``root`` and every process under it."""
     sockets = set()
     for pid in descendants(root) | {root}:
         try:
@@ -189,12 +201,13 @@ def listening_addresses(root: int) -> set[ipaddress.IPv4Address | ipaddress.IPv6
         except OSError:  # it exited meanwhile
             continue
         sockets |= {link[len("socket:["):-1] for link in links if link.startswith("socket:[")}
-    found = set()
+    found = []
     for table in ("tcp", "tcp6"):
         for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
             fields = line.split()
-            if fields[3] == "0A" and fields[9] in sockets:  # 0A: LISTEN
-                found.add(kernel_address(fields[1].split(":")[0]))
+            if fields[9] in sockets:
+                found.append((fields[3], kernel_address(fields[1].split(":")[0]),
+                              kernel_address(fields[2].split(":")[0])))
     return found
 
 
@@ -308,6 +321,7 @@ def test_a_killed_ray_driver_resumes_to_the_local_report(project: Path) -> None:
                              capture_output=True, text=True, env=env, timeout=300)
     assert resumed.returncode in (0, 1), resumed.stderr
     assert report_outcomes(killed_dir) == report_outcomes(project / "whole")
+    assert re.search(r"^Ray: \d+ results from 1 node \([0-9a-f]{8}: \d+\)$", resumed.stderr, re.MULTILINE), resumed.stderr
     report = json.loads((killed_dir / "report.json").read_text())
     assert report["stats"]["resumed"] >= journaled
 
