@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -55,6 +56,9 @@ def cluster() -> Iterator[Any]:
 
     node = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False,
             "temp_dir": local_temp_dir()}
+    # Cluster writes the head's address to $TMPDIR/ray/ray_current_cluster whatever temp_dir says;
+    # under a long TMPDIR (CI's) local_temp_dir() is elsewhere and that folder does not exist.
+    os.makedirs(os.path.join(tempfile.gettempdir(), "ray"), exist_ok=True)
     cluster = Cluster(initialize_head=True, head_node_args={**node, "_system_config": FAST_HEALTH_CHECKS})
     try:
         cluster.add_node(**node)
