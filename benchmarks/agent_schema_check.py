@@ -23,13 +23,13 @@ from typing import Any
 
 from counting import CountingBackend
 
+from localeval.backends.catalog import ModelCatalog
 from localeval.backends.llamacpp import LlamaCppBackend
-from localeval.case import TestCase, ToolCall
-from localeval.catalog import ModelCatalog
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase, ToolCall
+from localeval.data.dataset import Dataset
 from localeval.metrics import ArgumentCorrectness, TaskCompletion
 from localeval.paths import Paths
-from localeval.runner import evaluate
+from localeval.run.runner import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 

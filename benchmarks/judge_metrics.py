@@ -24,14 +24,14 @@ from typing import Any
 
 from counting import CountingBackend
 
+from localeval.backends.catalog import ModelCatalog
 from localeval.backends.llamacpp import LlamaCppBackend
-from localeval.case import TestCase
-from localeval.catalog import ModelCatalog
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.metrics.judged import JudgedMetric
 from localeval.paths import Paths
-from localeval.runner import evaluate
+from localeval.run.runner import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "metrics" / "eval.toml"

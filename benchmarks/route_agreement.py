@@ -20,11 +20,11 @@ from ollama_standin import OllamaStandIn  # tests/: run with tests on PYTHONPATH
 from servers import FAST_RETRIES, KEY, ServerProcess
 
 from localeval.backends import make_backend
+from localeval.backends.catalog import ModelCatalog
 from localeval.backends.llamacpp import LlamaCppBackend
 from localeval.backends.ollama import OllamaBackend
 from localeval.backends.options import LlamaCppOptions
-from localeval.case import TestCase
-from localeval.catalog import ModelCatalog
+from localeval.data.case import TestCase
 from localeval.metrics import build_metric
 from localeval.paths import Paths
 

@@ -19,10 +19,10 @@ import statistics
 import time
 
 from localeval.backends.base import DistributionReply, DistributionRequest
+from localeval.backends.catalog import ModelCatalog
 from localeval.backends.llamacpp import LlamaCppBackend
 from localeval.backends.options import LlamaCppOptions
-from localeval.case import TestCase
-from localeval.catalog import ModelCatalog
+from localeval.data.case import TestCase
 from localeval.metrics import Metric, build_metric
 from localeval.paths import Paths
 

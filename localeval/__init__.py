@@ -23,13 +23,15 @@ if TYPE_CHECKING:
         JsonRequest,
         Message,
     )
+    from localeval.backends.cache import CachedBackend, open_cache
+    from localeval.backends.catalog import ModelCatalog, ModelSpec
+    from localeval.backends.kind import BackendKind, BuildContext
     from localeval.backends.llamacpp import LlamaCppBackend
     from localeval.backends.options import BackendOptions, LlamaCppOptions
-    from localeval.backends.registry import BackendKind, BuildContext, register_backend
-    from localeval.cache import CachedBackend, open_cache
-    from localeval.case import ConversationalTestCase, Golden, TestCase, ToolCall, Turn
-    from localeval.catalog import ModelCatalog, ModelSpec
-    from localeval.dataset import Dataset
+    from localeval.backends.registry import register_backend
+    from localeval.data.case import ConversationalTestCase, Golden, TestCase, ToolCall, Turn
+    from localeval.data.dataset import Dataset
+    from localeval.data.results import CaseResult, MetricResult, RunReport
     from localeval.distribution import CandidateDistribution
     from localeval.errors import (
         BackendError,
@@ -39,7 +41,6 @@ if TYPE_CHECKING:
         LocalevalError,
         SchemaViolation,
     )
-    from localeval.events import Events, Interrupted, MetricFinished, MetricStarted, RunFinished, RunStarted
     from localeval.metrics import (
         DAG,
         AnswerRelevancy,
@@ -75,8 +76,8 @@ if TYPE_CHECKING:
         TurnRelevancy,
     )
     from localeval.metrics.length import OutputLength
-    from localeval.results import CaseResult, MetricResult, RunReport
-    from localeval.runner import RunInterrupted, RunOptions, evaluate
+    from localeval.run.events import Events, Interrupted, MetricFinished, MetricStarted, RunFinished, RunStarted
+    from localeval.run.runner import RunInterrupted, RunOptions, evaluate
 
 #: Each public name and the module that defines it.
 _EXPORTS: dict[str, str] = {
@@ -86,36 +87,36 @@ _EXPORTS: dict[str, str] = {
     "Bias": "localeval.metrics",
     "Bleu": "localeval.metrics",
     "Chrf": "localeval.metrics",
-    "BackendKind": "localeval.backends.registry",
+    "BackendKind": "localeval.backends.kind",
     "BackendOptions": "localeval.backends.options",
     "BackendError": "localeval.errors",
     "BackendUnavailable": "localeval.errors",
-    "BuildContext": "localeval.backends.registry",
-    "CachedBackend": "localeval.cache",
+    "BuildContext": "localeval.backends.kind",
+    "CachedBackend": "localeval.backends.cache",
     "CandidateDistribution": "localeval.distribution",
     "Capabilities": "localeval.backends.base",
-    "CaseResult": "localeval.results",
+    "CaseResult": "localeval.data.results",
     "Composite": "localeval.metrics",
     "ConfigError": "localeval.errors",
     "ContextualPrecision": "localeval.metrics",
     "ConversationCompleteness": "localeval.metrics.conversational",
     "ConversationalGEval": "localeval.metrics.conversational",
-    "ConversationalTestCase": "localeval.case",
+    "ConversationalTestCase": "localeval.data.case",
     "ContextualRecall": "localeval.metrics",
     "ContextualRelevancy": "localeval.metrics",
     "DAG": "localeval.metrics",
-    "Dataset": "localeval.dataset",
+    "Dataset": "localeval.data.dataset",
     "DatasetError": "localeval.errors",
     "DistributionReply": "localeval.backends.base",
     "DistributionRequest": "localeval.backends.base",
-    "Events": "localeval.events",
+    "Events": "localeval.run.events",
     "ExactMatch": "localeval.metrics",
     "Faithfulness": "localeval.metrics",
     "Fingerprint": "localeval.backends.base",
     "GEval": "localeval.metrics",
-    "Golden": "localeval.case",
+    "Golden": "localeval.data.case",
     "Hallucination": "localeval.metrics",
-    "Interrupted": "localeval.events",
+    "Interrupted": "localeval.run.events",
     "JsonCorrectness": "localeval.metrics",
     "JsonReply": "localeval.backends.base",
     "KnowledgeRetention": "localeval.metrics.conversational",
@@ -125,34 +126,34 @@ _EXPORTS: dict[str, str] = {
     "LocalevalError": "localeval.errors",
     "Message": "localeval.backends.base",
     "Metric": "localeval.metrics",
-    "MetricFinished": "localeval.events",
-    "MetricResult": "localeval.results",
-    "MetricStarted": "localeval.events",
-    "ModelCatalog": "localeval.catalog",
-    "ModelSpec": "localeval.catalog",
+    "MetricFinished": "localeval.run.events",
+    "MetricResult": "localeval.data.results",
+    "MetricStarted": "localeval.run.events",
+    "ModelCatalog": "localeval.backends.catalog",
+    "ModelSpec": "localeval.backends.catalog",
     "OutputLength": "localeval.metrics.length",
     "PiiLeakage": "localeval.metrics",
     "PromptAlignment": "localeval.metrics",
     "Rouge": "localeval.metrics",
     "RoleAdherence": "localeval.metrics.conversational",
-    "RunFinished": "localeval.events",
-    "RunInterrupted": "localeval.runner",
-    "RunOptions": "localeval.runner",
-    "RunReport": "localeval.results",
-    "RunStarted": "localeval.events",
+    "RunFinished": "localeval.run.events",
+    "RunInterrupted": "localeval.run.runner",
+    "RunOptions": "localeval.run.runner",
+    "RunReport": "localeval.data.results",
+    "RunStarted": "localeval.run.events",
     "SchemaViolation": "localeval.errors",
     "Summarization": "localeval.metrics",
-    "TestCase": "localeval.case",
-    "ToolCall": "localeval.case",
+    "TestCase": "localeval.data.case",
+    "ToolCall": "localeval.data.case",
     "Toxicity": "localeval.metrics",
-    "Turn": "localeval.case",
+    "Turn": "localeval.data.case",
     "TurnRelevancy": "localeval.metrics.conversational",
     "Verdict": "localeval.metrics",
     "build_metric": "localeval.metrics",
-    "evaluate": "localeval.runner",
+    "evaluate": "localeval.run.runner",
     "make_backend": "localeval.backends",
     "metric": "localeval.metrics",
-    "open_cache": "localeval.cache",
+    "open_cache": "localeval.backends.cache",
     "register_backend": "localeval.backends.registry",
     "register_metric": "localeval.metrics",
 }

@@ -1,6 +1,6 @@
 """Calls in flight on threads, and what Ctrl-C does to them.
 
-The one mechanism behind the runner's :class:`~localeval.execution.ThreadExecutor`
+The one mechanism behind the runner's :class:`~localeval.run.execution.ThreadExecutor`
 and target generation (:mod:`localeval.targets.generate`): the caller starts calls,
 each under a key, and takes each result back on its own thread as it finishes (to
 journal it). On Ctrl-C the caller starts nothing new and :meth:`InFlight.drain`

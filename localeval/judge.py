@@ -8,9 +8,10 @@ from contextlib import ExitStack
 from rich.console import Console
 
 from localeval.backends.base import Backend
+from localeval.backends.cache import CachedBackend, open_cache
+from localeval.backends.kind import BuildContext
 from localeval.backends.options import BackendOptions
-from localeval.backends.registry import BuildContext, backend_kind
-from localeval.cache import CachedBackend, open_cache
+from localeval.backends.registry import backend_kind
 from localeval.config import CacheConfig
 from localeval.paths import Paths
 

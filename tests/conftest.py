@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from servers import FAST_RETRIES, KEY, ServerProcess
 
-from localeval.catalog import ModelCatalog, ModelSpec
+from localeval.backends.catalog import ModelCatalog, ModelSpec
 from localeval.paths import Paths
 
 

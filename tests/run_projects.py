@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 
 #: Six short questions with an answer each, some right, some wrong.
 ANSWERS = [

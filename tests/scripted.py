@@ -8,7 +8,7 @@ pytest's default (prepend) import mode puts ``tests/`` on ``sys.path``.
 from typing import Any
 
 from localeval.backends.base import JsonRequest
-from localeval.scripted import FULL_CAPABILITIES, ScriptedJudge, ScriptExhausted
+from localeval.testing.scripted import FULL_CAPABILITIES, ScriptedJudge, ScriptExhausted
 
 ScriptedBackend = ScriptedJudge
 

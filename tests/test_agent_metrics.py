@@ -10,8 +10,8 @@ import pytest
 from scripted import ScriptedBackend
 
 from localeval.backends.base import Capabilities, DistributionRequest, JsonRequest
-from localeval.case import TestCase, ToolCall
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase, ToolCall
+from localeval.data.dataset import Dataset
 from localeval.errors import DatasetError
 from localeval.metrics import ArgumentCorrectness, TaskCompletion, ToolCorrectness, build_metric, metric_names
 from localeval.metrics.agent.argument_correctness import call_verdicts_schema
@@ -19,7 +19,7 @@ from localeval.metrics.agent.matching import max_matching, ordered_matching, par
 from localeval.metrics.agent.task_completion import OUTCOME_SCHEMA, OUTCOME_TOKENS, VERDICT_SCHEMA
 from localeval.metrics.agent.tool_correctness import tool_correctness_score
 from localeval.metrics.judged import REASON_SCHEMA, REASON_TOKENS
-from localeval.runner import check_inputs
+from localeval.run.runner import check_inputs
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "agent"
 

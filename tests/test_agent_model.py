@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from localeval.dataset import Dataset
+from localeval.data.dataset import Dataset
+from localeval.data.results import MetricResult
 from localeval.metrics import ArgumentCorrectness, TaskCompletion
-from localeval.results import MetricResult
-from localeval.runner import evaluate
+from localeval.run.runner import evaluate
 
 pytestmark = pytest.mark.model
 

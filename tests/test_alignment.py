@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from localeval.alignment import Correlations, pooled, summary_level
+from localeval.metaeval.correlations import Correlations, pooled, summary_level
 
 
 def coefficients(c: Correlations) -> tuple[float | None, float | None, float | None]:
@@ -116,7 +116,7 @@ def test_summary_level_with_no_usable_group_is_undefined():
 
 def test_importing_localeval_does_not_load_scipy():
     code = (
-        "import json, sys, localeval, localeval.alignment, localeval.metaeval, localeval.cli\n"
+        "import json, sys, localeval, localeval.metaeval.correlations, localeval.metaeval.evaluation, localeval.cli\n"
         "print(json.dumps('scipy' in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -12,12 +12,12 @@ from pydantic import ValidationError
 from scripted import ScriptedBackend
 
 from localeval.backends.base import Capabilities, DistributionRequest, JsonRequest
-from localeval.case import TestCase
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.errors import DatasetError, SchemaViolation
 from localeval.metrics import Arena, build_metric
-from localeval.ranking import soft_wins, win_probability
-from localeval.runner import check_inputs, evaluate
+from localeval.metrics.ranking import soft_wins, win_probability
+from localeval.run.runner import check_inputs, evaluate
 
 STEPS = ("Check the answer is right.",)
 CASE = TestCase(input="What is 2+2?", contestants={"new": "4", "old": "5"})

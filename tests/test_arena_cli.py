@@ -113,7 +113,7 @@ def test_a_case_with_one_contestant_stops_the_run_with_file_line_and_field(tmp_p
 
 def test_one_run_needs_two_targets_each_answering_every_golden(tmp_path: Path, env: dict[str, str]) -> None:
     from localeval.backends.base import Fingerprint
-    from localeval.results import CaseResult, RunReport, TargetRecord
+    from localeval.data.results import CaseResult, RunReport, TargetRecord
 
     def saved(run_id: str, answers: dict[str, list[str | None]]) -> Path:
         cases = [CaseResult(index=i, name=name, location=f"g.jsonl:{g + 1}", results=[], target=target,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from localeval.backends.base import DistributionRequest
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics import Arena
 
 pytestmark = pytest.mark.model

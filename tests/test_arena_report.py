@@ -11,13 +11,13 @@ import pytest
 from rich.console import Console
 from scripted import ScriptedBackend
 
-from localeval.case import TestCase
 from localeval.cli.console import print_report
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
+from localeval.data.results import RunReport
 from localeval.metrics import Arena
 from localeval.reports.html import render_html
-from localeval.results import RunReport
-from localeval.runner import evaluate
+from localeval.run.runner import evaluate
 
 XSS = "<b>x</b>"
 

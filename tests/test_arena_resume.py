@@ -21,11 +21,11 @@ import pytest
 from typer.testing import CliRunner
 
 from localeval.backends.base import DistributionReply, DistributionRequest, Fingerprint
-from localeval.cache import CachedBackend
+from localeval.backends.cache import CachedBackend
 from localeval.cli import session
 from localeval.cli.app import app
 from localeval.distribution import renormalize
-from localeval.scripted import FULL_CAPABILITIES, ScriptedJudge
+from localeval.testing.scripted import FULL_CAPABILITIES, ScriptedJudge
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "arena"
 ARENA = """

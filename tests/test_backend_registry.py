@@ -24,7 +24,8 @@ from typer.testing import CliRunner
 
 from localeval.backends import make_backend
 from localeval.backends.base import DistributionRequest, Message
-from localeval.backends.registry import BuildContext, backend_kind, backend_kinds
+from localeval.backends.kind import BuildContext
+from localeval.backends.registry import backend_kind, backend_kinds
 from localeval.config import CacheConfig, RunConfig
 from localeval.errors import ConfigError
 from localeval.judge import load_judge
@@ -42,7 +43,7 @@ from pydantic import Field
 
 from localeval.backends.base import Capabilities, DistributionReply, Fingerprint
 from localeval.backends.options import BackendOptions
-from localeval.backends.registry import BackendKind
+from localeval.backends.kind import BackendKind
 from localeval.backends.schema import checked_reply
 from localeval.backends.base import Usage
 from localeval.distribution import renormalize

@@ -21,7 +21,7 @@ from localeval.backends.base import (
     JsonRequest,
     Message,
 )
-from localeval.cache import CachedBackend, cache_key, open_cache
+from localeval.backends.cache import CachedBackend, cache_key, open_cache
 
 FINGERPRINT = Fingerprint(
     kind="llama.cpp",

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from localeval.catalog import ModelCatalog, ModelSpec, file_sha256
+from localeval.backends.catalog import ModelCatalog, ModelSpec, file_sha256
+from localeval.backends.pull import PullError, pull
 from localeval.errors import ConfigError, ModelNotFound
-from localeval.pull import PullError, pull
 
 
 def smollm2_installed() -> bool:

@@ -264,7 +264,7 @@ def test_compare_of_runs_over_different_files_says_so_and_keeps_values_whole_in_
 
 
 def test_models_list_in_a_pipe_keeps_each_model_on_one_line(env, tmp_path):
-    from localeval.catalog import ModelCatalog
+    from localeval.backends.catalog import ModelCatalog
 
     home = tmp_path / "home"
     result = localeval("models", "list", env={**env, "LOCALEVAL_HOME": str(home)})  # COLUMNS=60

@@ -7,10 +7,10 @@ import io
 import pytest
 from rich.console import Console
 
-from localeval.dataset import DatasetSource
+from localeval.data.dataset import DatasetSource
+from localeval.data.results import CaseResult, MetricResult, MetricSummary, RunReport
 from localeval.errors import InputError
 from localeval.reports import Change, Comparison, compare, print_comparison
-from localeval.results import CaseResult, MetricResult, MetricSummary, RunReport
 
 #: A cell of a crafted run: a score (passes at >= 0.5) or "error".
 Cell = float | str

@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.table import Table
 
 from localeval.cli.console import print_errors, print_report
+from localeval.data.results import CaseResult, MetricResult, MetricSummary, RunReport
 from localeval.reports.terminal import print_line, print_table
-from localeval.results import CaseResult, MetricResult, MetricSummary, RunReport
 
 LONG_PATH = "/tmp/" + "a-rather-long-folder-name/" * 6 + "cases.jsonl"
 

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from localeval.case import ConversationalTestCase
 from localeval.cli.console import print_report
-from localeval.dataset import Dataset
+from localeval.data.case import ConversationalTestCase
+from localeval.data.dataset import Dataset
+from localeval.data.results import RunReport
 from localeval.metrics import build_metric
 from localeval.reports import cases_jsonl, junit_xml, read_cases, render_html
 from localeval.reports.compare import compare
-from localeval.results import RunReport
-from localeval.runner import RunOptions, evaluate
+from localeval.run.runner import RunOptions, evaluate
 from localeval.testing import ScriptedJudge, assert_fails, assert_passes, cases
 
 RECORDS: list[dict[str, Any]] = [

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from localeval.backends.base import Capabilities, DistributionRequest, JsonRequest
-from localeval.case import ConversationalTestCase
+from localeval.data.case import ConversationalTestCase
 from localeval.errors import ConfigError
 from localeval.metrics import build_metric
 from localeval.metrics.conversational import CONVERSATIONAL_METRICS, transcript
 from localeval.metrics.items import verdicts_schema
 from localeval.metrics.judged import REASON_SCHEMA
-from localeval.schedule import plan
+from localeval.run.schedule import plan
 from localeval.testing import ScriptedJudge
 
 CASE = ConversationalTestCase.model_validate({

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from localeval.case import ConversationalTestCase
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
-from localeval.runner import evaluate
+from localeval.data.case import ConversationalTestCase
+from localeval.data.dataset import Dataset
+from localeval.run.runner import evaluate
 
 pytestmark = pytest.mark.model
 

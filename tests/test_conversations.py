@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from localeval.case import ConversationalTestCase, TestCase, ToolCall, Turn
-from localeval.dataset import Dataset
+from localeval.data.case import ConversationalTestCase, TestCase, ToolCall, Turn
+from localeval.data.dataset import Dataset
 from localeval.errors import DatasetError
 from localeval.metrics import ExactMatch, build_metric
-from localeval.runner import check_inputs, evaluate
+from localeval.run.runner import check_inputs, evaluate
 from localeval.testing import ScriptedJudge
 
 TURNS = [

@@ -13,8 +13,8 @@ from typing import ClassVar
 import pytest
 from scripted import ScriptedBackend
 
-from localeval.case import TestCase
 from localeval.config import RunConfig
+from localeval.data.case import TestCase
 from localeval.errors import BackendError, ConfigError, UnknownMetric
 from localeval.metrics import (
     AnswerRelevancy,

@@ -11,9 +11,9 @@ from pydantic import ValidationError
 from scripted import ScriptedBackend, json_requests
 
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
-from localeval.case import TestCase
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.errors import ConfigError, SchemaViolation, TruncatedOutput
 from localeval.metrics import DAG, GEval, build_metric, metric_names
 from localeval.metrics.dag import (

@@ -19,11 +19,11 @@ from typing import Any
 import diskcache
 import pytest
 
-from localeval.cache import CachedBackend
+from localeval.backends.cache import CachedBackend
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.dataset import Dataset
 from localeval.metrics.dag import DAG
-from localeval.runner import evaluate
+from localeval.run.runner import evaluate
 
 pytestmark = pytest.mark.model
 

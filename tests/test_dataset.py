@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from localeval.case import TestCase, ToolCall
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase, ToolCall
+from localeval.data.dataset import Dataset
 from localeval.errors import DatasetError
 
 
@@ -571,7 +571,7 @@ def test_save_to_unknown_extension_or_directory(tmp_path: Path) -> None:
 
 def test_import_has_no_side_effects(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parent.parent
-    code = "import sys, threading, localeval.dataset; print(threading.active_count())"
+    code = "import sys, threading, localeval.data.dataset; print(threading.active_count())"
     env = {**os.environ, "PYTHONPATH": str(root)}
     command = [sys.executable, "-c", code]
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)

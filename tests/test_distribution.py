@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.distribution import (
     PRUNE_BELOW,
     CandidateDistribution,
@@ -168,7 +168,7 @@ def test_the_counterexample_scores_6_904_with_its_honest_covered_mass() -> None:
 def test_the_counterexample_through_a_scripted_judge_and_geval() -> None:
     """The same numbers as a scripted distribution, scored by G-Eval on 0-10."""
     from localeval.metrics import build_metric
-    from localeval.scripted import ScriptedJudge
+    from localeval.testing.scripted import ScriptedJudge
 
     judge = ScriptedJudge(logprobs=[{**whole_answer_logprobs(STARTS, ENDS), **ABSENT}])
     metric = build_metric("geval", {"criteria": "Clarity.", "score_range": [0, 10], "include_reason": False,

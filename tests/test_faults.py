@@ -36,14 +36,14 @@ from servers import (
 from localeval.backends import make_backend
 from localeval.backends.base import Backend, JsonRequest, Message
 from localeval.backends.openai_compat import OpenAICompatBackend
-from localeval.case import TestCase
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.distribution import renormalize
 from localeval.errors import BackendUnavailable
-from localeval.events import Events, MetricFinished
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric, Verdict
-from localeval.runner import RunOptions, evaluate
+from localeval.run.events import Events, MetricFinished
+from localeval.run.runner import RunOptions, evaluate
 
 #: These tests script faults per call: one call at a time, case by case.
 IN_ORDER = RunOptions(order="input", workers=1)

@@ -29,13 +29,13 @@ from localeval.backends import make_backend
 from localeval.backends.base import JsonRequest, Message
 from localeval.backends.fleet import Endpoint, FleetBackend, choose, flatten, ranking, shared_prefix
 from localeval.backends.http import HttpStatusError
-from localeval.case import TestCase
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.errors import BackendUnavailable, ConfigError
-from localeval.events import Events, MetricFinished
 from localeval.metrics import GEval
-from localeval.runner import evaluate
-from localeval.scripted import ScriptedJudge
+from localeval.run.events import Events, MetricFinished
+from localeval.run.runner import evaluate
+from localeval.testing.scripted import ScriptedJudge
 
 VERDICT_SCHEMA = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]}},
                   "required": ["verdict"], "additionalProperties": False}

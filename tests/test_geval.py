@@ -16,14 +16,14 @@ from pydantic import ValidationError
 from scripted import ScriptedBackend
 
 from localeval.backends.base import Capabilities, DistributionRequest, JsonRequest, Message
-from localeval.case import TestCase
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.errors import BackendError, ConfigError, SchemaViolation, TruncatedOutput, UnknownMetric
 from localeval.metrics import GEval, build_metric, metric_names
 from localeval.metrics.geval import STEPS_SCHEMA, RubricItem, sampled_mean
 from localeval.metrics.judged import REASON_SCHEMA
 from localeval.metrics.presets import PRESETS
-from localeval.runner import evaluate
+from localeval.run.runner import evaluate
 
 CASE = TestCase(input="What is 2+2?", actual_output="4", expected_output="4")
 STEPS = ("Check the arithmetic.", "Penalize extra text.")

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from localeval.backends.base import DistributionRequest, Message
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics import build_metric
 
 pytestmark = pytest.mark.model

@@ -35,15 +35,15 @@ from servers import (
 
 from localeval.backends import make_backend
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
+from localeval.backends.cache import cache_key
 from localeval.backends.chat import CHATML, JinjaChatFormat
 from localeval.backends.http import HttpStatusError
 from localeval.backends.llamacpp import LlamaCppBackend
 from localeval.backends.ollama import OllamaBackend
 from localeval.backends.openai_compat import OpenAICompatBackend
 from localeval.backends.options import LlamaCppOptions
-from localeval.cache import cache_key
-from localeval.case import TestCase
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.errors import (
     BackendError,
     BackendUnavailable,
@@ -52,7 +52,7 @@ from localeval.errors import (
     TruncatedOutput,
 )
 from localeval.metrics import GEval, build_metric
-from localeval.runner import evaluate
+from localeval.run.runner import evaluate
 
 pytestmark = pytest.mark.model
 

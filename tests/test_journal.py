@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from localeval.data.results import MetricResult
 from localeval.errors import InputError
-from localeval.journal import JOURNAL_FORMAT, Journal, JournalHeader
-from localeval.results import MetricResult
+from localeval.run.journal import JOURNAL_FORMAT, Journal, JournalHeader
 
 HEADER = JournalHeader(run_id="abc", created_at="2026-11-22T00:00:00+00:00", config={"k": 1},
                        config_source="/x/eval.toml", dataset_sha256="f" * 64, cases=3, metrics=["m"])

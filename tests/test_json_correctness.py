@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from localeval.case import TestCase
 from localeval.config import RunConfig
+from localeval.data.case import TestCase
 from localeval.errors import ConfigError
 from localeval.metrics import JsonCorrectness, build_metric
 from localeval.testing import assert_fails, assert_passes

@@ -9,7 +9,7 @@ import pytest
 from scripted import ScriptedBackend
 
 from localeval.backends.base import Backend, JsonRequest, Message
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.errors import SchemaViolation
 from localeval.metrics.judged import (
     REASON_SCHEMA,

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.dataset import Dataset
 from localeval.metrics.judged import JudgedMetric
-from localeval.runner import evaluate
+from localeval.run.runner import evaluate
 
 pytestmark = pytest.mark.model
 

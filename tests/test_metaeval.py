@@ -17,13 +17,13 @@ from rich.console import Console
 from scripted import ScriptedBackend
 
 from localeval.backends.base import DistributionRequest
-from localeval.case import TestCase
 from localeval.cli import meta_eval as meta_eval_glue
 from localeval.cli import session
 from localeval.cli import settings as cli_settings
-from localeval.dataset import read_records
+from localeval.data.case import TestCase
+from localeval.data.dataset import read_records
 from localeval.errors import BackendError, ConfigError, DatasetError
-from localeval.metaeval import JudgmentSpec, load_judgments, meta_evaluate, metric_variants
+from localeval.metaeval.evaluation import JudgmentSpec, load_judgments, meta_evaluate, metric_variants
 from localeval.metrics import GEval, build_metric
 from localeval.metrics.length import OutputLength
 from localeval.paths import Paths

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from scripted import ScriptedBackend
 
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.errors import ConfigError, SchemaViolation, UnknownMetric
 from localeval.metrics import ExactMatch, GEval, build_metric, metric_names, register_metric
 from localeval.metrics.geval import MAX_STEPS, STEPS_SCHEMA
@@ -393,7 +393,7 @@ def test_registered_metrics_are_buildable_by_kind() -> None:
         assert "test_shouting_exact_match" in metric_names()
         assert isinstance(build_metric("test_shouting_exact_match"), Shouting)
     finally:
-        from localeval.metrics import _REGISTRY
+        from localeval.metrics.registry import _REGISTRY
 
         _REGISTRY.pop("test_shouting_exact_match", None)
     assert "test_shouting_exact_match" not in metric_names()

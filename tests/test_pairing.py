@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from localeval.backends.base import Fingerprint
-from localeval.dataset import DatasetSource
+from localeval.data.dataset import DatasetSource
+from localeval.data.results import CaseResult, RunReport, TargetRecord
 from localeval.errors import InputError
 from localeval.reports.pairing import arena_dataset, targets_arena_dataset
-from localeval.results import CaseResult, RunReport, TargetRecord
 
 
 def report(run_id: str, outputs: list[str | None], names: list[str | None] | None = None, sha: str = "a") -> RunReport:

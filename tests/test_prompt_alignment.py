@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from localeval.backends.base import JsonRequest
-from localeval.case import TestCase
 from localeval.config import RunConfig
+from localeval.data.case import TestCase
 from localeval.errors import ConfigError
 from localeval.metrics import PromptAlignment, build_metric
 from localeval.metrics.items import verdicts_schema, verdicts_tokens

@@ -15,7 +15,6 @@ import localeval.cli.session
 # Imported here so that pytester's restore of sys.modules after an in-process run
 # keeps them (it removes what an inner run imported first).
 import localeval.judge
-import localeval.pytest_plugin
 import localeval.testing  # noqa: F401
 from localeval.paths import Paths
 
@@ -50,7 +49,7 @@ def localeval_judge():
 
 def test_the_plugin_is_registered_for_pytest() -> None:
     [plugin] = [e for e in entry_points(group="pytest11") if e.name == "localeval"]
-    assert plugin.value == "localeval.pytest_plugin"
+    assert plugin.value == "localeval.testing.pytest_plugin"
 
 
 def test_options_and_marker_are_declared(pytester: pytest.Pytester) -> None:
@@ -132,7 +131,7 @@ def test_a_test_without_the_judge_loads_no_model(
 
 
 SETTINGS = """
-from localeval.pytest_plugin import judge_settings
+from localeval.testing.pytest_plugin import judge_settings
 
 def test_settings(pytestconfig):
     s = judge_settings(pytestconfig)

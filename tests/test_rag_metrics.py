@@ -10,9 +10,9 @@ import pytest
 from scripted import ScriptedBackend, json_requests
 
 from localeval.backends.base import JsonRequest, Message
-from localeval.case import LIST_FIELDS, TestCase
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.case import LIST_FIELDS, TestCase
+from localeval.data.dataset import Dataset
 from localeval.errors import SchemaViolation, TruncatedOutput
 from localeval.metrics import (
     AnswerRelevancy,

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.dataset import Dataset
 from localeval.metrics.sentences import split_sentences
-from localeval.runner import evaluate
+from localeval.run.runner import evaluate
 
 pytestmark = pytest.mark.model
 

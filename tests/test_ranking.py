@@ -1,4 +1,4 @@
-"""Win rates and the Bradley–Terry fit (localeval/ranking.py) with exact numbers."""
+"""Win rates and the Bradley–Terry fit (localeval/metrics/ranking.py) with exact numbers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from localeval.ranking import FALLBACK_SMOOTHING, bradley_terry, rank, soft_wins, win_probability, win_rates
+from localeval.metrics.ranking import FALLBACK_SMOOTHING, bradley_terry, rank, soft_wins, win_probability, win_rates
 
 
 def test_two_contestants_have_the_closed_form_strengths() -> None:

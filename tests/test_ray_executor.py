@@ -24,19 +24,19 @@ from rich.console import Console
 from run_projects import ANSWERS, command, report_outcomes, write_project
 
 from localeval.backends.options import LlamaCppOptions
-from localeval.case import TestCase
 from localeval.config import CacheConfig
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
+from localeval.data.results import RunReport
 from localeval.errors import ConfigError
-from localeval.events import Event, Events, Interrupted, MetricFinished, MetricStarted
-from localeval.journal import Journal, JournalHeader
 from localeval.judge import load_judges
 from localeval.metrics import build_metric
 from localeval.paths import Paths
-from localeval.ray_executor import JudgeRecipe, RayExecutor, import_ray, local_temp_dir
-from localeval.results import RunReport
-from localeval.runner import RunInterrupted, RunOptions, evaluate
-from localeval.schedule import Task, groups
+from localeval.run.events import Event, Events, Interrupted, MetricFinished, MetricStarted
+from localeval.run.journal import Journal, JournalHeader
+from localeval.run.ray_executor import JudgeRecipe, RayExecutor, import_ray, local_temp_dir
+from localeval.run.runner import RunInterrupted, RunOptions, evaluate
+from localeval.run.schedule import Task, groups
 
 #: The test extra installs Ray (CI runs these); without it only the test of that error runs.
 needs_ray = pytest.mark.skipif(find_spec("ray") is None, reason="the ray extra is not installed")

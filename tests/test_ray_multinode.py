@@ -32,13 +32,13 @@ from test_ray_executor import (
     peer_addresses,
 )
 
-from localeval.dataset import Dataset
-from localeval.events import Event, Events, MetricFinished, MetricStarted
+from localeval.data.dataset import Dataset
+from localeval.data.results import RunReport
 from localeval.judge import load_judges
 from localeval.paths import Paths
-from localeval.ray_executor import JudgeRecipe, RayExecutor, import_ray, local_temp_dir
-from localeval.results import RunReport
-from localeval.runner import RunOptions, evaluate
+from localeval.run.events import Event, Events, MetricFinished, MetricStarted
+from localeval.run.ray_executor import JudgeRecipe, RayExecutor, import_ray, local_temp_dir
+from localeval.run.runner import RunOptions, evaluate
 
 #: The GCS declares a node dead after this many failed health checks, one a second (Ray's
 #: default: 5 every 3 s after 5 s, about 20 s), so that the node-loss test takes seconds.

@@ -13,12 +13,12 @@ from rouge_score import rouge_scorer
 from sacrebleu.metrics.bleu import BLEU
 from sacrebleu.metrics.chrf import CHRF
 
-from localeval.case import TestCase
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.errors import DatasetError
 from localeval.metrics import Bleu, Chrf, Rouge, build_metric
-from localeval.runner import check_inputs
+from localeval.run.runner import check_inputs
 
 PAIRS = [
     ("The cat sat on the mat.", "The cat is sitting on the mat."),
@@ -127,7 +127,7 @@ socket.socket.connect_ex = refuse
 socket.create_connection = refuse
 socket.getaddrinfo = refuse
 
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics import Bleu, Chrf, Rouge
 
 case = TestCase(input="q", actual_output="The cats were running home.\\nIt rained.",

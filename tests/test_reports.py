@@ -15,9 +15,16 @@ import pytest
 from rich.console import Console
 
 from localeval.backends.base import Fingerprint
-from localeval.case import TestCase
 from localeval.cli.console import print_report
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
+from localeval.data.results import (
+    CaseResult,
+    MetricResult,
+    MetricSummary,
+    RunReport,
+    RunStats,
+)
 from localeval.errors import InputError
 from localeval.metrics import AnswerRelevancy, Composite, Faithfulness
 from localeval.reports import (
@@ -30,14 +37,7 @@ from localeval.reports import (
 )
 from localeval.reports.rules import failure_message, pass_rule
 from localeval.reports.svg import bin_counts, histogram
-from localeval.results import (
-    CaseResult,
-    MetricResult,
-    MetricSummary,
-    RunReport,
-    RunStats,
-)
-from localeval.runner import evaluate
+from localeval.run.runner import evaluate
 from localeval.testing import ScriptedJudge
 
 XSS = "<script>alert(1)</script>"

@@ -10,12 +10,9 @@ import pytest
 from scripted import ScriptedBackend
 
 from localeval.backends.base import Fingerprint
-from localeval.case import TestCase
-from localeval.dataset import Dataset
-from localeval.errors import ConfigError, DatasetError, InputError
-from localeval.events import Events, MetricFinished
-from localeval.metrics import ExactMatch, GEval
-from localeval.results import (
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
+from localeval.data.results import (
     REPORT_FORMAT,
     CaseResult,
     MetricResult,
@@ -23,7 +20,10 @@ from localeval.results import (
     RunReport,
     RunStats,
 )
-from localeval.runner import RunOptions, check_inputs, evaluate
+from localeval.errors import ConfigError, DatasetError, InputError
+from localeval.metrics import ExactMatch, GEval
+from localeval.run.events import Events, MetricFinished
+from localeval.run.runner import RunOptions, check_inputs, evaluate
 
 
 def result(score: float | None, passed: bool | None, error: str | None = None) -> MetricResult:

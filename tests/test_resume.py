@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from run_projects import ANSWERS, command, report_outcomes, write_project
 
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 
 CONFIG = """
 [dataset]

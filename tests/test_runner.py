@@ -10,18 +10,17 @@ from typing import ClassVar
 import pytest
 from scripted import FULL_CAPABILITIES, ScriptedBackend
 
-from localeval.backends.base import Capabilities, Fingerprint, Usage
-from localeval.cache import CachedBackend, open_cache
-from localeval.case import TestCase
-from localeval.dataset import Dataset
+from localeval.backends.base import Capabilities, Fingerprint, JudgeUsage, Usage
+from localeval.backends.cache import CachedBackend, open_cache
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.errors import BackendError, ConfigError, DatasetError
-from localeval.events import Events, MetricFinished, MetricStarted, RunFinished, RunStarted
-from localeval.journal import Journal, JournalHeader
 from localeval.metrics import GEval
 from localeval.metrics.base import Metric, Verdict
-from localeval.results import JudgeUsage
-from localeval.runner import RunInterrupted, RunOptions, evaluate
-from localeval.schedule import Task, plan
+from localeval.run.events import Events, MetricFinished, MetricStarted, RunFinished, RunStarted
+from localeval.run.journal import Journal, JournalHeader
+from localeval.run.runner import RunInterrupted, RunOptions, evaluate
+from localeval.run.schedule import Task, plan
 
 
 class Probe(Metric):

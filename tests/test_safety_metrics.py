@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from scripted import json_requests, request_shape
 
-from localeval.cache import CachedBackend, open_cache
-from localeval.case import TestCase
+from localeval.backends.cache import CachedBackend, open_cache
+from localeval.data.case import TestCase
 from localeval.metrics import Bias, PiiLeakage, Toxicity, build_metric
 from localeval.metrics.items import items_schema, items_tokens, verdicts_schema, verdicts_tokens
 from localeval.metrics.judged import REASON_SCHEMA

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from scripted import json_requests, request_shape
 
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.errors import ConfigError
 from localeval.metrics import Summarization, build_metric
 from localeval.metrics.items import items_schema, items_tokens, verdicts_schema, verdicts_tokens

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from localeval.cache import CachedBackend, open_cache
+from localeval.backends.cache import CachedBackend, open_cache
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.dataset import Dataset
 from localeval.errors import ConfigError, DatasetError, SchemaViolation
 from localeval.synthesizer import Context, Document, Synthesizer, SynthesizerOptions, read_document, save_goldens
 from localeval.synthesizer.contexts import group_chunks, jaccard, spread, word_set

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from localeval.dataset import Dataset
+from localeval.data.dataset import Dataset
 from localeval.synthesizer.documents import judge_token_counter, read_document, split_into_chunks
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -12,16 +12,17 @@ import pytest
 from rich.console import Console
 
 from localeval.backends.base import Message, TextRequest
-from localeval.cache import CachedBackend, open_cache
-from localeval.case import TestCase
-from localeval.catalog import file_sha256
+from localeval.backends.cache import CachedBackend, open_cache
+from localeval.backends.catalog import file_sha256
+from localeval.cli import arena as cli_arena
 from localeval.cli import generate as generation
 from localeval.cli import session
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.errors import BackendError, ConfigError, DatasetError
-from localeval.journal import Journal
 from localeval.paths import Paths
+from localeval.run.journal import Journal
 from localeval.targets import PromptTemplate, TargetOptions, generate_outputs
 from localeval.testing import ScriptedJudge
 
@@ -281,8 +282,8 @@ def test_target_and_targets_together_or_twice_the_same_name_are_refused(tmp_path
 
 
 def test_compare_matches_two_runs_of_two_targets_per_target(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from localeval.data.results import RunReport
     from localeval.reports.compare import compare
-    from localeval.results import RunReport
 
     (project / "eval.toml").write_text(TWO_TARGETS)
     run(project, {"a": ScriptedJudge(texts=["Paris", "4"]), "b": ScriptedJudge(texts=["Lyon", "4"])}, monkeypatch,
@@ -315,7 +316,7 @@ def test_the_arena_of_one_run_judges_its_targets_outputs_against_each_other(
     (project / "arena.toml").write_text(ARENA)
     paths = Paths(home=project / "home", cache=project / "cache")
     quiet = Console(file=io.StringIO())
-    code = session.arena(RunConfig.load(project / "arena.toml"), str(project / "run"), None, None, paths, quiet, quiet,
+    code = cli_arena.arena(RunConfig.load(project / "arena.toml"), str(project / "run"), None, None, paths, quiet, quiet,
                          {}, session.RunFlags(run_dir=project / "arena"))
     assert code == session.EXIT_OK  # the first contestant, target a, was preferred on every golden
     report = json.loads((project / "arena" / "report.json").read_text())
@@ -354,7 +355,7 @@ def test_generate_with_two_targets_writes_each_golden_once_per_target(
 
 
 def test_a_target_over_conversations_is_refused_by_name() -> None:
-    from localeval.case import ConversationalTestCase
+    from localeval.data.case import ConversationalTestCase
 
     talk = ConversationalTestCase(turns=[{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}])
     config = RunConfig(target=TargetOptions(), source="eval.toml")

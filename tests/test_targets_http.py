@@ -18,13 +18,13 @@ from rich.console import Console
 
 from localeval.backends import make_backend
 from localeval.backends.base import Backend
-from localeval.cache import CachedBackend, open_cache
-from localeval.case import TestCase
+from localeval.backends.cache import CachedBackend, open_cache
 from localeval.cli import session
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
-from localeval.journal import Journal
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.paths import Paths
+from localeval.run.journal import Journal
 from localeval.targets import Generation, PromptTemplate, TargetOptions, generate_outputs
 from tests.servers import FAST_RETRIES, EchoServer
 

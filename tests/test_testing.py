@@ -10,7 +10,7 @@ import pytest
 from scripted import ScriptedBackend
 
 from localeval.backends.base import Fingerprint, JsonRequest, Message
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.errors import DatasetError, SchemaViolation
 from localeval.metrics import ExactMatch, GEval, Hallucination, Verdict, metric
 from localeval.metrics.length import OutputLength

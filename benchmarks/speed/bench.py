@@ -239,7 +239,7 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
-    from localeval.catalog import ModelCatalog
+    from localeval.backends.catalog import ModelCatalog
     from localeval.paths import Paths
 
     work = args.out / "work"
@@ -259,7 +259,7 @@ def main() -> None:
             "systems": args.systems, "metrics": args.metrics, "deepeval_timeout_s": args.deepeval_timeout,
             "deepeval_mode": "metric.measure(test_case) per metric, cases one after another, fresh metric objects "
                              "per case, deepeval's defaults (async_mode=True, include_reason=True)",
-            "localeval_mode": "localeval.runner.evaluate on a one-case dataset with the row's metrics, "
+            "localeval_mode": "localeval.run.runner.evaluate on a one-case dataset with the row's metrics, "
                               "CachedBackend on a fresh cache directory (cold), then the same directory (cached)",
         },
         "metric_sets": plan["metric_sets"],

@@ -1,6 +1,6 @@
 """The localeval side of the benchmark, through its public Python API.
 
-A case is judged by ``localeval.runner.evaluate`` on a one-case dataset with
+A case is judged by ``localeval.run.runner.evaluate`` on a one-case dataset with
 every metric of the set, so each case gets its own wall time (what a run of
 many cases costs is the sum; the prefix ordering that matters here — the four
 G-Evals of one article — happens inside a case). The judge is
@@ -24,12 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for
 from counting import CountingBackend, Counts  # noqa: E402 -- after the path is set
 
 from localeval.backends import make_backend
-from localeval.cache import CachedBackend, open_cache
-from localeval.case import TestCase
-from localeval.dataset import Dataset
+from localeval.backends.cache import CachedBackend, open_cache
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
-from localeval.runner import RunOptions, evaluate
+from localeval.run.runner import RunOptions, evaluate
 
 
 def localeval_metrics(specs: list[dict[str, Any]], include_reason: bool) -> list[Metric]:

@@ -15,7 +15,7 @@ from localeval.errors import ConfigError
 
 if TYPE_CHECKING:
     from localeval.backends.base import Backend
-    from localeval.backends.registry import BuildContext
+    from localeval.backends.kind import BuildContext
 
 
 def make_backend(kind: str, *, context: BuildContext | None = None, **options: Any) -> Backend:
@@ -33,7 +33,8 @@ def make_backend(kind: str, *, context: BuildContext | None = None, **options: A
     """
     from pydantic import ValidationError
 
-    from localeval.backends.registry import BuildContext, backend_kind
+    from localeval.backends.kind import BuildContext
+    from localeval.backends.registry import backend_kind
     from localeval.errors import first_problem
 
     record = backend_kind(kind)

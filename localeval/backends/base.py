@@ -87,6 +87,24 @@ def summed(usages: list[Usage]) -> Usage:
                  completion_tokens=sum(u.completion_tokens for u in usages))
 
 
+class JudgeUsage(BaseModel):
+    """What judging cost: calls that reached the model, calls answered by the cache, and the
+    tokens the model read (prompt) and wrote or scored (completion) in the calls it made."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: JudgeUsage) -> JudgeUsage:
+        return JudgeUsage(**{name: getattr(self, name) + getattr(other, name) for name in JudgeUsage.model_fields})
+
+    def __sub__(self, other: JudgeUsage) -> JudgeUsage:
+        return JudgeUsage(**{name: getattr(self, name) - getattr(other, name) for name in JudgeUsage.model_fields})
+
+
 class JsonReply(BaseModel):
     """A validated JSON value, with the raw text it was parsed from."""
 

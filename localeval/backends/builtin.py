@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from localeval.backends.kind import BackendKind, BuildContext
 from localeval.backends.options import (
     PRESET_OPTIONS,
     PRESETS,
@@ -17,7 +18,6 @@ from localeval.backends.options import (
     OpenAICompatOptions,
     base_urls,
 )
-from localeval.backends.registry import BackendKind, BuildContext
 from localeval.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -28,8 +28,8 @@ HTTP_EXTRAS = ("transport", "sleep")
 
 
 def _llama_cpp(options: LlamaCppOptions, context: BuildContext) -> Backend:
+    from localeval.backends.catalog import ModelCatalog
     from localeval.backends.llamacpp import LlamaCppBackend
-    from localeval.catalog import ModelCatalog
 
     spec, path = ModelCatalog(context.paths.home).resolve(options.model)
     return LlamaCppBackend(path, spec, options, context.sha256_memo)

@@ -28,10 +28,10 @@ from localeval.backends.base import (
     TextRequest,
     Usage,
 )
+from localeval.backends.catalog import ModelSpec, file_sha256
 from localeval.backends.chat import ChatFormat, chat_format_for
 from localeval.backends.options import LlamaCppOptions
 from localeval.backends.schema import bound_arrays, checked_reply
-from localeval.catalog import ModelSpec, file_sha256
 from localeval.distribution import (
     ListedTokens,
     NextTokens,

@@ -37,6 +37,7 @@ from localeval.backends.base import (
     Usage,
     summed,
 )
+from localeval.backends.catalog import file_sha256
 from localeval.backends.chat import JinjaChatFormat
 from localeval.backends.completions import (
     completion_body,
@@ -66,7 +67,6 @@ from localeval.backends.scan import (
     whole_answer_distribution,
 )
 from localeval.backends.schema import bound_arrays, checked_reply
-from localeval.catalog import file_sha256
 from localeval.errors import BackendError, BackendUnavailable, ConfigError
 
 

@@ -9,17 +9,17 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from localeval.catalog import file_sha256
+from localeval.backends.catalog import file_sha256
 from localeval.cli.runs import JOURNAL, find_run, load_report, resumed_config
 from localeval.cli.session import RunFlags, run
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.dataset import Dataset
 from localeval.errors import ConfigError
 from localeval.files import make_folder
-from localeval.journal import Journal
 from localeval.paths import Paths
 from localeval.reports.pairing import arena_dataset, targets_arena_dataset
 from localeval.reports.terminal import print_line
+from localeval.run.journal import Journal
 
 
 def arena(settings: RunConfig, run_a: str, run_b: str | None, names: tuple[str, str] | None, paths: Paths,

@@ -23,14 +23,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from localeval.events import Event, Interrupted, Listener, MetricFinished, RunStarted
+from localeval.data.results import CaseResult, MetricResult, RunReport, RunStats
 from localeval.reports.rules import composite_failure, turn_count
 from localeval.reports.terminal import print_line, print_table
-from localeval.results import CaseResult, MetricResult, RunReport, RunStats
+from localeval.run.events import Event, Interrupted, Listener, MetricFinished, RunStarted
 
 if TYPE_CHECKING:
-    from localeval.alignment import Correlations
-    from localeval.metaeval import MetaEvalReport
+    from localeval.metaeval.correlations import Correlations
+    from localeval.metaeval.evaluation import MetaEvalReport
 
 #: Beyond this many cases the table lists only those that failed or errored.
 MAX_ROWS = 50

@@ -15,14 +15,14 @@ from localeval.cli.console import print_finishing
 from localeval.cli.exits import EXIT_ERRORED, EXIT_OK
 from localeval.cli.loading import load_dataset
 from localeval.config import RunConfig
-from localeval.dataset import Dataset
+from localeval.data.dataset import Dataset
+from localeval.data.results import TargetRecord
 from localeval.errors import ConfigError
 from localeval.files import make_folder
-from localeval.journal import Journal
 from localeval.judge import load_judge
 from localeval.paths import Paths
 from localeval.reports.terminal import print_line
-from localeval.results import TargetRecord
+from localeval.run.journal import Journal
 from localeval.targets import Generation, PromptTemplate, TargetOptions, generate_outputs, needing_output
 from localeval.targets.side_by_side import Generated, one_target, side_by_side
 from localeval.targets.template import render_all

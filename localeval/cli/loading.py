@@ -7,11 +7,11 @@ from pathlib import Path
 
 from localeval.backends.options import BackendOptions
 from localeval.config import CacheConfig, RunConfig
-from localeval.dataset import Dataset
+from localeval.data.dataset import Dataset
 from localeval.errors import ConfigError
 from localeval.files import make_folder
 from localeval.paths import Paths
-from localeval.ray_executor import JudgeRecipe, RayExecutor
+from localeval.run.ray_executor import JudgeRecipe, RayExecutor
 
 
 def load_dataset(config: RunConfig) -> tuple[Path, Dataset]:

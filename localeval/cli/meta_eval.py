@@ -12,12 +12,12 @@ from localeval.cli.console import print_alignment, print_item_errors, progress_b
 from localeval.cli.exits import EXIT_ERRORED, EXIT_OK
 from localeval.cli.loading import make_cache_folder
 from localeval.cli.settings import MetaEvalSettings
-from localeval.events import Events
 from localeval.judge import load_judge
-from localeval.metaeval import load_judgments, meta_evaluate, metric_variants
+from localeval.metaeval.evaluation import load_judgments, meta_evaluate, metric_variants
 from localeval.paths import Paths
 from localeval.reports.terminal import print_line
-from localeval.runner import check_inputs
+from localeval.run.events import Events
+from localeval.run.runner import check_inputs
 
 
 def meta_eval(

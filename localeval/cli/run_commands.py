@@ -153,13 +153,15 @@ def arena(
     errored, 2 bad usage or input (different datasets), 130 interrupted.
     """
     from localeval.cli import session
+    from localeval.cli.arena import arena as run_arena
+    from localeval.cli.arena import resume_arena
     from localeval.cli.settings import ResumeChanges
 
     if resume is not None:
         refuse_on_resume(context)
         changes = ResumeChanges(threads=threads, report=report, html=html, no_cache=no_cache, cache_dir=cache_dir)
         flags = session.RunFlags(resume=resume, command="arena", changes=changes)
-        raise typer.Exit(session.resume_arena(user_paths(), stdout(), stderr(), os.environ, flags))
+        raise typer.Exit(resume_arena(user_paths(), stdout(), stderr(), os.environ, flags))
     if run_a is None or config is None:
         raise ConfigError("arena takes RUN_A (and RUN_B) and --config, or --resume RUN")
     pair = None
@@ -173,4 +175,4 @@ def arena(
         report=report, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url, html=html,
     )
     flags = session.RunFlags(run_dir=run_dir, command="arena")
-    raise typer.Exit(session.arena(settings, run_a, run_b, pair, user_paths(), stdout(), stderr(), os.environ, flags))
+    raise typer.Exit(run_arena(settings, run_a, run_b, pair, user_paths(), stdout(), stderr(), os.environ, flags))

@@ -1,7 +1,7 @@
 """Run directories: where a run keeps its journal and reports, and how a run is found again.
 
 A run directory holds ``journal.jsonl`` (every result as it finished; see
-:mod:`localeval.journal`) and, once the run is complete, its reports. Runs live
+:mod:`localeval.run.journal`) and, once the run is complete, its reports. Runs live
 under ``<LOCALEVAL_HOME>/runs/<run id>`` unless the user names a directory; a run
 is referred to by its directory or by its id.
 """
@@ -14,12 +14,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from localeval import reports
-from localeval.catalog import file_sha256
+from localeval.backends.catalog import file_sha256
 from localeval.config import RunConfig
+from localeval.data.results import RunReport
 from localeval.errors import InputError, first_problem
-from localeval.journal import Journal, JournalHeader
-from localeval.results import RunReport
-from localeval.runner import new_run_id, now
+from localeval.run.journal import Journal, JournalHeader
+from localeval.run.runner import new_run_id, now
 
 JOURNAL = "journal.jsonl"
 REPORT = reports.REPORT_FILES["json"]

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
 from rich.console import Console
 from rich.markup import escape
 
 from localeval.backends.base import Backend
-from localeval.cache import CachedBackend
+from localeval.backends.cache import CachedBackend
 from localeval.cli.console import print_errors, print_report, progress_bar
 from localeval.cli.exits import EXIT_ERRORED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from localeval.cli.generate import generate_all, load_targets, target_templates
@@ -27,22 +27,19 @@ from localeval.cli.meta_eval import meta_eval
 from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
 from localeval.cli.settings import MetaEvalSettings, ResumeChanges, meta_eval_settings_from_cli, settings_from_cli
 from localeval.config import RunConfig
-from localeval.events import Events
+from localeval.data.results import RunReport
 from localeval.files import make_folder
-from localeval.journal import Journal
 from localeval.judge import load_judges
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
-from localeval.ray_executor import RayExecutor, import_ray
 from localeval.reports import write_reports
 from localeval.reports.terminal import print_line
-from localeval.results import RunReport
-from localeval.runner import RunInterrupted, RunOptions, check_inputs, evaluate
-from localeval.schedule import Order
+from localeval.run.events import Events
+from localeval.run.journal import Journal
+from localeval.run.ray_executor import RayExecutor, import_ray
+from localeval.run.runner import RunInterrupted, RunOptions, check_inputs, evaluate
+from localeval.run.schedule import Order
 from localeval.targets import needing_output, planned
-
-if TYPE_CHECKING:
-    from localeval.cli.arena import arena, resume_arena
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ class RunFlags:
     run_dir: Path | None = None
     fail_fast: bool = False
     order: Order = "prefix"
-    executor: Literal["local", "ray"] = "local"  #: where the tasks are measured (localeval.execution)
+    executor: Literal["local", "ray"] = "local"  #: where the tasks are measured (localeval.run.execution)
     ray_address: str | None = None  #: a Ray cluster; None: a local runtime on 127.0.0.1
     ray_workers: int | None = None  #: Ray actors; None: the cluster's CPUs / the judge's threads
     command: Literal["run", "arena"] = "run"  #: the command that resumes the run, for the hint on Ctrl-C
@@ -138,17 +135,7 @@ def _exit_code(report: RunReport) -> int:
     return EXIT_FAILED if report.any_failed else EXIT_OK
 
 
-def __getattr__(name: str) -> Any:
-    """``arena`` and ``resume_arena``, importable from here as before: their module imports this one,
-    so it loads on first use."""
-    if name in ("arena", "resume_arena"):
-        from localeval.cli import arena
-
-        return getattr(arena, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
-    "EXIT_ERRORED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "MetaEvalSettings", "Metric", "RunFlags", "arena",
-    "load_dataset", "meta_eval", "meta_eval_settings_from_cli", "resume_arena", "run", "settings_from_cli",
+    "EXIT_ERRORED", "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_OK", "MetaEvalSettings", "Metric", "RunFlags",
+    "load_dataset", "meta_eval", "meta_eval_settings_from_cli", "run", "settings_from_cli",
 ]

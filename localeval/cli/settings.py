@@ -14,7 +14,7 @@ from localeval.backends.options import BackendOptions, LlamaCppOptions
 from localeval.backends.registry import backend_kind, parse_backend
 from localeval.config import CacheConfig, ReportConfig, RunConfig
 from localeval.errors import ConfigError, first_problem
-from localeval.metaeval import JudgmentSpec
+from localeval.metaeval.evaluation import JudgmentSpec
 from localeval.plugins import load_plugins
 
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from localeval.cache import CachedBackend
+from localeval.backends.cache import CachedBackend
 from localeval.cli.exits import EXIT_ERRORED, EXIT_OK
 from localeval.config import RunConfig
 from localeval.errors import ConfigError, first_problem

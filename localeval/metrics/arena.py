@@ -39,7 +39,8 @@ from typing import Any, Literal, cast
 from pydantic import Field, model_validator
 
 from localeval.backends.base import Backend, JsonRequest
-from localeval.case import CASE_FIELDS, TestCase
+from localeval.data.case import CASE_FIELDS, TestCase
+from localeval.data.results import MetricResult
 from localeval.errors import PromptError, SchemaViolation, TruncatedOutput
 from localeval.metrics.base import field_text
 from localeval.metrics.criteria import (
@@ -51,9 +52,8 @@ from localeval.metrics.criteria import (
     scoring_method,
 )
 from localeval.metrics.judged import Exchange, JudgedMetric, Judgement
+from localeval.metrics.ranking import Comparison, rank
 from localeval.prompts import RenderedPrompt, load_prompt
-from localeval.ranking import Comparison, rank
-from localeval.results import MetricResult
 
 ArenaScoring = Literal["logprobs", "sampling"]
 LETTERS = ("A", "B")

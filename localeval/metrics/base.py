@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.backends.base import Backend
-from localeval.case import Case, ConversationalTestCase, TestCase
+from localeval.data.case import Case, ConversationalTestCase, TestCase
+from localeval.data.results import MetricResult
 from localeval.errors import (
     BackendError,
     MetricInputError,
@@ -17,7 +18,6 @@ from localeval.errors import (
     PromptError,
     ScoreError,
 )
-from localeval.results import MetricResult
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,11 @@ from typing import Any, Literal
 from pydantic import Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
 from localeval.backends.base import Backend
-from localeval.case import ConversationalTestCase, TestCase
+from localeval.data.case import ConversationalTestCase, TestCase
+from localeval.data.results import MetricResult
 from localeval.errors import PartFailed
 from localeval.metrics.base import Metric, Verdict
-from localeval.results import MetricResult
+from localeval.metrics.registry import build_metric
 
 Aggregate = Literal["min", "max", "mean", "weighted_mean"]
 
@@ -45,8 +46,6 @@ class Composite(Metric):
     @field_validator("metrics", mode="before")
     @classmethod
     def _build(cls, parts: Any, info: ValidationInfo) -> Any:
-        from localeval.metrics import build_metric
-
         if not isinstance(parts, list):
             return parts
         built = []

@@ -28,9 +28,10 @@ from typing import Any, ClassVar
 from pydantic import Field, create_model
 
 from localeval.backends.base import Backend
-from localeval.case import CASE_FIELDS, TestCase
+from localeval.data.case import CASE_FIELDS, TestCase
 from localeval.errors import ScoreError
 from localeval.metrics.base import Metric, Verdict
+from localeval.metrics.registry import register_metric
 
 ScoreFunction = Callable[..., Any]
 RESERVED = ("name", "threshold")
@@ -89,8 +90,6 @@ def metric(
         cls.needs_judge = "judge" in inspect.signature(function).parameters
         cls.lower_is_better = lower_is_better
         if register:
-            from localeval.metrics import register_metric
-
             register_metric(cls)
         return typing.cast(type[FunctionMetric], cls)
 

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localeval.backends.base import Backend, JsonRequest
-from localeval.case import CASE_FIELDS
+from localeval.data.case import CASE_FIELDS
 from localeval.distribution import scale_to_unit
 from localeval.errors import PromptError, SchemaViolation, TruncatedOutput
 from localeval.metrics.base import field_text

@@ -26,7 +26,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.errors import BackendError, MetricInputError
 from localeval.metrics.judged import Exchange, JudgedMetric, ask
 from localeval.metrics.sentences import split_sentences

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics.base import Metric, Verdict
 
 #: A fenced code block: three backticks, an optional ``json`` tag, the code, three backticks.

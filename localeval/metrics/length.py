@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics.base import Metric, Verdict
 
 

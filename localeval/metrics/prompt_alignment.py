@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import Field, field_validator
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics.items import ItemsMetric, judge_verdicts, share, tally
 from localeval.metrics.judged import Judgement
 

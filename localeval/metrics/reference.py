@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics.base import Metric, Verdict
 
 RougeVariant = Literal["rouge1", "rouge2", "rougeL", "rougeLsum"]

@@ -14,7 +14,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics.items import ItemsMetric, ItemSource, StatementsMetric, judge_verdicts, share, tally
 from localeval.metrics.judged import Judgement
 

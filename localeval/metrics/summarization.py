@@ -31,7 +31,7 @@ from typing import cast
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics.items import ItemsMetric, ItemSource, extract, judge_verdicts, tally
 from localeval.metrics.judged import Judgement, format_score
 from localeval.metrics.rag.scores import TERNARY, Ternary, faithfulness_score

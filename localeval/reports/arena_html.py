@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from localeval.results import MetricSummary, RunReport
+from localeval.data.results import MetricSummary, RunReport
 
 
 def render_arena(report: RunReport) -> str:

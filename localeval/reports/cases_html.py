@@ -11,6 +11,7 @@ import json
 from html import escape
 from typing import Any
 
+from localeval.data.results import CaseResult, MetricResult, RunReport
 from localeval.reports.evidence import render_evidence
 from localeval.reports.rules import (
     case_anchor,
@@ -21,7 +22,6 @@ from localeval.reports.rules import (
     verdict_word,
 )
 from localeval.reports.transcript_html import is_conversation, render_transcript
-from localeval.results import CaseResult, MetricResult, RunReport
 
 #: How a pass rule reads on the page.
 _SYMBOL = {">=": "≥", "<=": "≤"}

@@ -30,9 +30,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from localeval.dataset import DatasetSource
+from localeval.data.dataset import DatasetSource
+from localeval.data.results import CaseResult, MetricResult, RunReport
 from localeval.errors import InputError
-from localeval.results import CaseResult, MetricResult, RunReport
 
 ChangeKind = Literal["errored", "recovered", "regression", "fix", "score", "added", "removed"]
 

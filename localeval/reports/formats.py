@@ -12,12 +12,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from localeval.data.results import RunReport
 from localeval.errors import InputError
 from localeval.files import write_text_atomically
 from localeval.reports.html import render_html
 from localeval.reports.jsonl import cases_jsonl
 from localeval.reports.junit import junit_xml
-from localeval.results import RunReport
 
 
 @dataclass(frozen=True)

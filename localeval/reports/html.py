@@ -14,12 +14,12 @@ from html import escape
 from importlib.resources import files
 from string import Template
 
+from localeval.data.results import MetricResult, MetricSummary, RunReport
 from localeval.reports.arena_html import render_arena
 from localeval.reports.cases_html import render_cases
 from localeval.reports.rules import pass_rule
 from localeval.reports.svg import histogram
 from localeval.reports.targets_html import render_targets
-from localeval.results import MetricResult, MetricSummary, RunReport
 
 
 def render_html(report: RunReport) -> str:

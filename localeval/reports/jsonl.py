@@ -1,6 +1,6 @@
 """Per-case JSON Lines: one line per case, ``{index, name, location, inputs, results}``.
 
-The shape is :class:`~localeval.results.CaseResult`'s, so a line reads back as
+The shape is :class:`~localeval.data.results.CaseResult`'s, so a line reads back as
 one; tools that stream or grep a large run use this instead of report.json.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from localeval.data.results import CaseResult
 from localeval.errors import InputError, first_problem
-from localeval.results import CaseResult
 
 
 def cases_jsonl(cases: Iterable[CaseResult]) -> str:

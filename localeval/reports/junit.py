@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from localeval.data.results import CaseResult, MetricResult, RunReport
 from localeval.reports.rules import case_label, failure_message, pass_rule, turn_verdicts
-from localeval.results import CaseResult, MetricResult, RunReport
 
 # Characters XML 1.0 cannot hold at all, not even escaped; a judge's reply may contain them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

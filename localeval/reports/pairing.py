@@ -21,11 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.case import TestCase
-from localeval.dataset import Dataset
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
+from localeval.data.results import CaseResult, RunReport
 from localeval.errors import InputError
 from localeval.reports.compare import case_key, names_are_keys
-from localeval.results import CaseResult, RunReport
 
 #: What the application was given: the same in both runs, or the runs are of different datasets.
 #: (retrieval_context and tools_called are what the application did, like its output.)

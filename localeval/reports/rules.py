@@ -1,6 +1,6 @@
 """Facts every report format states the same way: case labels and how a result passed.
 
-A :class:`~localeval.results.MetricResult` records its score, threshold, verdict
+A :class:`~localeval.data.results.MetricResult` records its score, threshold, verdict
 and pass rule (``lower_is_better``: hallucination passes at ``score <= threshold``,
 most metrics at ``score >= threshold``), so the writers need no metric registry and
 stay right for a metric they have never heard of.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from localeval.results import CaseResult, MetricResult
+from localeval.data.results import CaseResult, MetricResult
 
 PassRule = Literal[">=", "<="]
 

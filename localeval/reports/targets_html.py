@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from html import escape
 
-from localeval.results import CaseResult, MetricResult, RunReport, TargetRecord
+from localeval.data.results import CaseResult, MetricResult, RunReport, TargetRecord
 
 
 def render_targets(report: RunReport) -> str:

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from localeval.data.results import MetricResult
 from localeval.reports.evidence import tone
 from localeval.reports.rules import turn_verdicts
-from localeval.results import MetricResult
 
 
 def is_conversation(inputs: Mapping[str, Any]) -> bool:

@@ -20,8 +20,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from localeval.case import Golden, TestCase
-from localeval.dataset import Dataset
+from localeval.data.case import Golden, TestCase
+from localeval.data.dataset import Dataset
 from localeval.files import write_text_atomically
 from localeval.synthesizer.contexts import Context
 from localeval.synthesizer.documents import Chunk, Document, read_document, read_documents

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
+from localeval.data.results import MetricResult
 from localeval.metrics.geval import GEval
-from localeval.results import MetricResult
 from localeval.synthesizer.contexts import Context
 from localeval.synthesizer.options import SynthesizerOptions
 

@@ -1,6 +1,6 @@
 """The synthesizer's steps, in order: contexts → inputs → evolutions → quality filter → expected outputs.
 
-Every step asks the judge it is given; through :class:`~localeval.cache.CachedBackend`
+Every step asks the judge it is given; through :class:`~localeval.backends.cache.CachedBackend`
 each call is cached by the judge's fingerprint and the whole request, so a second
 run over the same documents and options makes no model call. A step that fails
 for one context or input (the judge erred) is that item's error: it is listed,
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.backends.base import Backend
-from localeval.case import Golden
+from localeval.data.case import Golden
 from localeval.errors import BackendError, PromptError
 from localeval.metrics.geval import GEval
 from localeval.synthesizer.contexts import Context, group_chunks

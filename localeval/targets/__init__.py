@@ -1,6 +1,6 @@
 """Targets: the models that write the outputs a run then judges (``[target]`` in a run config)."""
 
-from localeval.results import TargetRecord
+from localeval.data.results import TargetRecord
 from localeval.targets.generate import Generation, Outputs, generate_outputs, needing_output, planned
 from localeval.targets.options import TargetOptions
 from localeval.targets.template import PromptTemplate

@@ -26,13 +26,13 @@ from functools import partial
 
 from pydantic import BaseModel, ConfigDict
 
-from localeval.backends.base import Backend, Message, TextBackend
-from localeval.cache import CachedBackend
-from localeval.case import Case, TestCase
-from localeval.dataset import Dataset
+from localeval.backends.base import Backend, JudgeUsage, Message, TextBackend
+from localeval.backends.cache import CachedBackend
+from localeval.data.case import Case, TestCase
+from localeval.data.dataset import Dataset
+from localeval.data.results import TargetRecord
 from localeval.errors import BackendError, ConfigError
 from localeval.inflight import InFlight, ctrl_c_held
-from localeval.results import JudgeUsage, TargetRecord
 from localeval.targets.options import TargetOptions
 from localeval.targets.template import PromptTemplate, render_all
 

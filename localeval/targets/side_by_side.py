@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from localeval.case import Case
-from localeval.dataset import Dataset
+from localeval.data.case import Case
+from localeval.data.dataset import Dataset
+from localeval.data.results import MetricSummary, RunReport, TargetRecord
 from localeval.metrics.base import Metric
-from localeval.results import MetricSummary, RunReport, TargetRecord
 from localeval.targets.generate import Outputs
 
 

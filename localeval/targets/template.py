@@ -21,8 +21,8 @@ from jinja2 import meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from localeval.backends.base import Message
-from localeval.case import CASE_FIELDS, TestCase
-from localeval.dataset import Dataset
+from localeval.data.case import CASE_FIELDS, TestCase
+from localeval.data.dataset import Dataset
 from localeval.errors import ConfigError, DatasetError
 from localeval.targets.options import DEFAULT_USER, TargetOptions
 

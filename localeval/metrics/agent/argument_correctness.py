@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics.agent.calls import MAX_OUTPUT_CHARS, TOOL_FIELDS, call_views
 from localeval.metrics.base import Verdict
 from localeval.metrics.judged import Exchange, JudgedMetric, Judgement, ask

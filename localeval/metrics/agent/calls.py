@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from localeval.case import ToolCall
+from localeval.data.case import ToolCall
 
 #: Fields where an empty list is a meaningful value ("no tool was called / expected"), unlike an absent one:
 #: the agentic metrics' ``empty_allowed``.

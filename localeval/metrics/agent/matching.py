@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from localeval.case import ToolCall
+from localeval.data.case import ToolCall
 
 #: The tool-call fields a match may compare; the name is always compared.
 ToolField = Literal["name", "input_parameters", "output"]

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from localeval.backends.base import Backend, JsonRequest
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.distribution import scale_to_unit
 from localeval.errors import BackendError
 from localeval.metrics.agent.calls import MAX_OUTPUT_CHARS, call_views

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase, ToolCall
+from localeval.data.case import TestCase, ToolCall
 from localeval.metrics.agent.calls import TOOL_FIELDS
 from localeval.metrics.agent.matching import (
     Matches,

@@ -1,4 +1,4 @@
-"""The conversational metrics: judged over a whole :class:`~localeval.case.ConversationalTestCase`.
+"""The conversational metrics: judged over a whole :class:`~localeval.data.case.ConversationalTestCase`.
 
 Their first prompts open with the same transcript block (:mod:`.base`), so the
 judge reads a conversation once for all of them.

@@ -5,7 +5,7 @@ message, then a user message opening with ``Conversation:`` and the transcript
 (``prompts/conversation/transcript.txt``: every turn's role and content, and the
 retrieval context and tool calls of assistant turns). Only after it comes what
 the metric asks. :meth:`ConversationalMetric.prompt_start` is that first prompt,
-so a run (:mod:`localeval.schedule`) puts the metrics of one conversation next to
+so a run (:mod:`localeval.run.schedule`) puts the metrics of one conversation next to
 each other, and a judge that keeps its last prompt's state (llama.cpp in-process,
 the prefix cache of llama.cpp's server and Ollama) reads the transcript once for
 all of them, not once per metric.
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.backends.base import Backend
-from localeval.case import ConversationalTestCase
+from localeval.data.case import ConversationalTestCase
 from localeval.errors import PromptError
 from localeval.metrics.items import judge_verdicts, tally
 from localeval.metrics.judged import Exchange, JudgedMetric, ask

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.case import ConversationalTestCase
+from localeval.data.case import ConversationalTestCase
 from localeval.errors import BackendError
 from localeval.metrics.conversational.base import ConversationalMetric
 from localeval.metrics.items import items_schema, items_tokens, judge_verdicts, tally

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from localeval.case import CONVERSATION_FIELDS, ConversationalTestCase
+from localeval.data.case import CONVERSATION_FIELDS, ConversationalTestCase
 from localeval.metrics.base import field_text
 from localeval.metrics.conversational.base import TURN_EXTRAS, transcript
 from localeval.metrics.geval import GEval, Layout

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.case import ConversationalTestCase
+from localeval.data.case import ConversationalTestCase
 from localeval.metrics.conversational.base import ConversationalMetric, per_turn_verdicts
 from localeval.metrics.judged import Judgement
 from localeval.prompts import RenderedPrompt

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.case import ConversationalTestCase
+from localeval.data.case import ConversationalTestCase
 from localeval.errors import MetricInputError
 from localeval.metrics.conversational.base import ConversationalMetric, one_verdict
 from localeval.metrics.items import tally

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from localeval.case import CASE_FIELDS
+from localeval.data.case import CASE_FIELDS
 from localeval.metrics.dag.nodes import (
     JUDGEMENT_NODES,
     AnyNode,

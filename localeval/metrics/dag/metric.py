@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from localeval.backends.base import Backend
-from localeval.case import CASE_FIELDS, TestCase
+from localeval.data.case import CASE_FIELDS, TestCase
 from localeval.errors import PromptError
 from localeval.metrics.dag.graph import Graph, build_graph
 from localeval.metrics.dag.nodes import AnyNode, Node, VerdictNode

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.errors import BackendError, PromptError
 from localeval.metrics.base import field_text
 from localeval.metrics.dag.graph import MAX_SCORE, Graph

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import cast
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics.items import StatementsMetric
 from localeval.metrics.judged import Judgement
 from localeval.metrics.rag.base import RagMetric

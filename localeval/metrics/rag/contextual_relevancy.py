@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.case import TestCase
+from localeval.data.case import TestCase
 from localeval.metrics.items import extract, judge_verdicts, tally
 from localeval.metrics.judged import Judgement
 from localeval.metrics.rag.base import RagMetric

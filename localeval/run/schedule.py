@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from localeval.case import Case
+from localeval.data.case import Case
 from localeval.metrics.base import Metric
 
 Order = Literal["prefix", "input"]

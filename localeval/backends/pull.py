@@ -14,7 +14,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from localeval.catalog import ModelCatalog, ModelPart, ModelSpec, file_sha256
+from localeval.backends.catalog import ModelCatalog, ModelPart, ModelSpec, file_sha256
 from localeval.errors import LocalevalError
 
 

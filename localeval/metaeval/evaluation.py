@@ -6,7 +6,7 @@ A :class:`JudgmentSpec` says which keys give the test-case fields, the human
 score and (optionally) the group for summary-level correlation. Each scoring
 method of the metric (G-Eval's ``logprobs``, ``top``, ``sampling``) scores every
 record in the same run, and its scores are correlated with the human scores
-(see :mod:`localeval.alignment`). A record the judge could not score is counted
+(see :mod:`localeval.metaeval.correlations`). A record the judge could not score is counted
 and left out of that method's correlations; it never gets an invented score.
 """
 
@@ -22,18 +22,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localeval.alignment import Correlations, pooled, summary_level
 from localeval.backends.base import Backend, Fingerprint
-from localeval.case import CASE_FIELDS, LIST_FIELDS, TestCase
-from localeval.dataset import Dataset
+from localeval.data.case import CASE_FIELDS, LIST_FIELDS, TestCase
+from localeval.data.dataset import Dataset
+from localeval.data.records import json_type, no_records_error, read_records
+from localeval.data.results import MetricResult, RunStats
 from localeval.errors import ConfigError, DatasetError, first_problem
-from localeval.events import Events
 from localeval.files import write_text_atomically
+from localeval.metaeval.correlations import Correlations, pooled, summary_level
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
-from localeval.records import json_type, no_records_error, read_records
-from localeval.results import MetricResult, RunStats
-from localeval.runner import evaluate
+from localeval.run.events import Events
+from localeval.run.runner import evaluate
 
 __all__ = [
     "ItemJudgment", "JudgmentSpec", "Judgments", "MetaEvalReport", "MethodAlignment",

@@ -3,7 +3,7 @@
 ``Dataset.load`` must give back equal cases, so where CSV cannot hold a case
 exactly (an empty string, a tool with arguments, an item containing the list
 delimiter) writing raises a ``DatasetError`` instead of losing it. The rules
-mirror :meth:`localeval.case_reader.CaseReader.cell`.
+mirror :meth:`localeval.data.case_reader.CaseReader.cell`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from localeval.case import CASE_FIELDS
+from localeval.data.case import CASE_FIELDS
+from localeval.data.records import Format, Record
 from localeval.errors import DatasetError
 from localeval.files import write_text_atomically
-from localeval.records import Format, Record
 
 __all__ = ["records_text", "write_dataset_file"]
 

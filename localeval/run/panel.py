@@ -2,7 +2,7 @@
 
 A metric asks the judge its ``judge`` option names (a ``[judges.NAME]`` table in a
 config), or the default judge (``[backend]``) when it names none. Each judge is
-counted on its own (calls, cache hits, tokens: :class:`~localeval.cache.CachedBackend`),
+counted on its own (calls, cache hits, tokens: :class:`~localeval.backends.cache.CachedBackend`),
 keeps its own cache keys (its fingerprint is part of them) and its own number of
 requests in flight.
 """
@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from localeval.backends.base import Backend, Fingerprint
-from localeval.cache import CachedBackend
+from localeval.backends.base import Backend, Fingerprint, JudgeUsage
+from localeval.backends.cache import CachedBackend
 from localeval.errors import ConfigError
 from localeval.metrics.base import Metric
-from localeval.results import JudgeUsage
 
 #: The key of the default judge among the named ones.
 DEFAULT_JUDGE: str | None = None

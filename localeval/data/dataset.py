@@ -1,14 +1,14 @@
 """Datasets of test cases: load them from JSONL, JSON or CSV, and save them back.
 
 A dataset holds single-turn test cases or conversations (one per record, JSONL
-or JSON; see :mod:`localeval.conversations`), never both: the first record
+or JSON; see :mod:`localeval.data.conversations`), never both: the first record
 decides.
 
 Every case remembers where it came from ("data.jsonl:3"), and every problem is a
 ``DatasetError`` naming the file, the line and the field, so a user can fix a
-large file without bisecting it. Reading raw records is :mod:`localeval.records`,
-turning them into cases :mod:`localeval.case_reader`, writing them back
-:mod:`localeval.record_writer`.
+large file without bisecting it. Reading raw records is :mod:`localeval.data.records`,
+turning them into cases :mod:`localeval.data.case_reader`, writing them back
+:mod:`localeval.data.record_writer`.
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from localeval.case import Case, ConversationalTestCase
-from localeval.case_reader import CaseReader, UnknownFields
-from localeval.conversations import holds_conversations
-from localeval.errors import DatasetError
-from localeval.record_writer import records_text, write_dataset_file
-from localeval.records import (
+from localeval.data.case import Case, ConversationalTestCase
+from localeval.data.case_reader import CaseReader, UnknownFields
+from localeval.data.conversations import holds_conversations
+from localeval.data.record_writer import records_text, write_dataset_file
+from localeval.data.records import (
     Format,
     csv_table,
     file_format,
@@ -36,6 +35,7 @@ from localeval.records import (
     read_records,
     read_text,
 )
+from localeval.errors import DatasetError
 
 __all__ = ["Dataset", "DatasetSource", "Format", "UnknownFields", "no_records_error", "read_records"]
 
@@ -116,7 +116,7 @@ class Dataset:
         are split on ``list_delimiter``, ``metadata`` is a JSON object, and an empty
         cell means "no value". In JSON, list fields must be lists. A JSONL or JSON file
         whose first record has ``turns`` holds conversations
-        (:class:`~localeval.case.ConversationalTestCase`), one per record.
+        (:class:`~localeval.data.case.ConversationalTestCase`), one per record.
         """
         name = os.fspath(path)  # as the user spelled it, for messages and locations
         fmt = file_format(name, format)

@@ -1,6 +1,6 @@
 """Where a run's (case, metric) tasks are measured: the executor seam of the runner.
 
-The runner (:mod:`localeval.runner`) plans the tasks and records every result
+The runner (:mod:`localeval.run.runner`) plans the tasks and records every result
 (journal, events) on the thread that called it. An :class:`Executor` only
 measures: it takes the tasks in plan order and hands each finished result to
 ``record``, one at a time, on that same thread. Two executors exist:
@@ -8,7 +8,7 @@ measures: it takes the tasks in plan order and hands each finished result to
 - :class:`ThreadExecutor` (the default): threads in this process, one lane per
   judge with as many tasks in flight as the judge serves at once (one for the
   in-process llama.cpp model, which then runs on the calling thread).
-- :class:`localeval.ray_executor.RayExecutor`: Ray actors, each holding its own
+- :class:`localeval.run.ray_executor.RayExecutor`: Ray actors, each holding its own
   judges, on a Ray cluster (``pip install 'localeval[ray]'``).
 
 Both measure a task with :meth:`Work.measure`, so a result is the same whoever
@@ -24,13 +24,14 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Protocol
 
-from localeval.case import Case
-from localeval.events import Events, Interrupted, MetricFinished, MetricStarted
+from localeval.backends.base import JudgeUsage
+from localeval.data.case import Case
+from localeval.data.results import MetricResult
 from localeval.inflight import InFlight, ctrl_c_held
 from localeval.metrics.base import Metric
-from localeval.panel import JudgePanel
-from localeval.results import JudgeUsage, MetricResult
-from localeval.schedule import Task, group_size, groups
+from localeval.run.events import Events, Interrupted, MetricFinished, MetricStarted
+from localeval.run.panel import JudgePanel
+from localeval.run.schedule import Task, group_size, groups
 
 #: Called with each finished result; True when the run must stop (a fail-fast run's error):
 #: the executor then starts nothing new, and records what is already running as it finishes.
@@ -90,7 +91,7 @@ class ThreadExecutor:
     at once); one in all runs on the calling thread.
 
     With several in flight, each worker takes a group of neighbouring tasks in plan order
-    (:func:`localeval.schedule.groups`, as the Ray executor does) and sends them one after the
+    (:func:`localeval.run.schedule.groups`, as the Ray executor does) and sends them one after the
     other: calls that share a prompt prefix (a document, a transcript) follow each other on one
     worker, so a fleet sends each to the endpoint that read the one before (its prefix cache
     warm) instead of to two endpoints at once.

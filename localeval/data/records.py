@@ -5,7 +5,7 @@ Reading is strict: JSON that Python would accept but JSON does not hold
 the key path, because the reports would write it back as null and change the
 data without a word. Every problem is a ``DatasetError`` naming the file and the
 line. What the records mean (test cases, conversations, human judgments) is for
-the callers: :mod:`localeval.case_reader`, :mod:`localeval.metaeval`.
+the callers: :mod:`localeval.data.case_reader`, :mod:`localeval.metaeval.evaluation`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ How a run goes (docs/scale.md has the commands and the measurements):
 - The cases and the prepared metrics go to the object store once; a task is two
   numbers (case, metric) and its result, a :class:`MetricFinished`, comes back.
 - The planned tasks are cut into contiguous **groups** of the prefix order
-  (:func:`localeval.schedule.groups`); a group goes whole to one actor, whose
+  (:func:`localeval.run.schedule.groups`); a group goes whole to one actor, whose
   calls then share their prompt prefixes as in a local run. An actor takes its
   next group when it has finished sending the last one: the balance comes from
   the actors, the driver only keeps each one a few tasks ahead.
@@ -54,20 +54,19 @@ from typing import Any
 
 from rich.console import Console
 
-from localeval.backends.base import Fingerprint
+from localeval.backends.base import Fingerprint, JudgeUsage
 from localeval.backends.options import BackendOptions
-from localeval.case import Case
 from localeval.config import CacheConfig
+from localeval.data.case import Case
 from localeval.errors import ConfigError, LocalevalError
-from localeval.events import Events, Interrupted, MetricFinished, MetricStarted
-from localeval.execution import Record, Work
 from localeval.inflight import ctrl_c_held
 from localeval.judge import load_judges
-from localeval.panel import JudgePanel
 from localeval.paths import Paths
 from localeval.plugins import load_plugins
-from localeval.results import JudgeUsage
-from localeval.schedule import Task, group_size, groups
+from localeval.run.events import Events, Interrupted, MetricFinished, MetricStarted
+from localeval.run.execution import Record, Work
+from localeval.run.panel import JudgePanel
+from localeval.run.schedule import Task, group_size, groups
 
 LOOPBACK = ("127.0.0.1", "::1")
 

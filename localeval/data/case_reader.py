@@ -1,9 +1,9 @@
 """Test cases from raw records: keys renamed to case fields, CSV cells parsed, validated.
 
 A :class:`CaseReader` holds the options a dataset is loaded with and turns each
-record of :mod:`localeval.records` into a :class:`~localeval.case.TestCase` or, in
-a file of conversations, a :class:`~localeval.case.ConversationalTestCase` (see
-:mod:`localeval.conversations`). Every problem is one ``DatasetError`` naming the
+record of :mod:`localeval.data.records` into a :class:`~localeval.data.case.TestCase` or, in
+a file of conversations, a :class:`~localeval.data.case.ConversationalTestCase` (see
+:mod:`localeval.data.conversations`). Every problem is one ``DatasetError`` naming the
 file, the line and the field.
 """
 
@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from localeval.case import CASE_FIELDS, CONVERSATION_FIELDS, LIST_FIELDS, Case, TestCase
-from localeval.conversations import conversation_case
+from localeval.data.case import CASE_FIELDS, CONVERSATION_FIELDS, LIST_FIELDS, Case, TestCase
+from localeval.data.conversations import conversation_case
+from localeval.data.records import Format, Record, StrictJson, json_type
 from localeval.errors import DatasetError
-from localeval.records import Format, Record, StrictJson, json_type
 
 __all__ = ["CaseReader", "UnknownFields"]
 

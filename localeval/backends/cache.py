@@ -32,13 +32,13 @@ from localeval.backends.base import (
     Fingerprint,
     JsonReply,
     JsonRequest,
+    JudgeUsage,
     TextBackend,
     TextReply,
     TextRequest,
     Usage,
 )
 from localeval.errors import BackendError
-from localeval.results import JudgeUsage
 
 #: Bump when the stored reply format changes, so old entries stop matching.
 CACHE_FORMAT = 1

@@ -1,7 +1,7 @@
 """Running metrics over a dataset: scheduling, concurrency, the journal, and the report.
 
 ``evaluate`` measures every (case, metric) pair once, in the order
-:mod:`localeval.schedule` gives, with an executor (:mod:`localeval.execution`):
+:mod:`localeval.run.schedule` gives, with an executor (:mod:`localeval.run.execution`):
 by default on as many threads as the judge serves requests at once (one for the
 in-process model), or on a Ray cluster. Each finished result goes to the journal
 (when the run has one) before anything else happens, then to the event
@@ -21,9 +21,16 @@ from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
 
-from localeval.backends.base import Backend
-from localeval.case import Case
-from localeval.dataset import Dataset
+from localeval.backends.base import Backend, JudgeUsage
+from localeval.data.case import Case
+from localeval.data.dataset import Dataset
+from localeval.data.results import (
+    CaseResult,
+    MetricResult,
+    MetricSummary,
+    RunReport,
+    RunStats,
+)
 from localeval.errors import (
     BackendError,
     ConfigError,
@@ -32,25 +39,17 @@ from localeval.errors import (
     MetricInputError,
     PromptError,
 )
-from localeval.events import (
+from localeval.metrics.base import Metric
+from localeval.run.events import (
     Events,
     MetricFinished,
     RunFinished,
     RunStarted,
 )
-from localeval.execution import Executor, ThreadExecutor, Work
-from localeval.journal import Journal
-from localeval.metrics.base import Metric
-from localeval.panel import JudgePanel
-from localeval.results import (
-    CaseResult,
-    JudgeUsage,
-    MetricResult,
-    MetricSummary,
-    RunReport,
-    RunStats,
-)
-from localeval.schedule import Order, Task, plan
+from localeval.run.execution import Executor, ThreadExecutor, Work
+from localeval.run.journal import Journal
+from localeval.run.panel import JudgePanel
+from localeval.run.schedule import Order, Task, plan
 
 Done = dict[tuple[int, str], MetricResult]
 
@@ -116,7 +115,7 @@ def evaluate(
     """Score every case with every metric; see the module's docstring for how.
 
     ``judge`` is the default judge; ``judges`` are the named ones, which a metric
-    asks by its ``judge`` option (:mod:`localeval.panel`). ``unanswered`` maps
+    asks by its ``judge`` option (:mod:`localeval.run.panel`). ``unanswered`` maps
     the indexes of cases that have no output to judge (the target failed) to why:
     each of their results is that error, counted, not judged.
     """

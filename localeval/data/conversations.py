@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from localeval.case import ConversationalTestCase
+from localeval.data.case import ConversationalTestCase
+from localeval.data.records import json_type
 from localeval.errors import DatasetError
-from localeval.records import json_type
 
 
 def holds_conversations(record: dict[str, Any], fields: dict[str, str]) -> bool:

@@ -114,7 +114,7 @@ def judge_settings(config: pytest.Config) -> RunConfig:
 
     Errors are :class:`localeval.errors.ConfigError` naming the option or the file.
     """
-    from localeval.cli.session import settings_from_cli
+    from localeval.cli.settings import settings_from_cli
 
     here = config.invocation_params.dir
     ini_dir = config.inipath.parent if config.inipath else config.rootpath

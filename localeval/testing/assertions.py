@@ -1,7 +1,7 @@
 """Assertions for tests of LLM outputs: measure metrics on a case, fail with a readable message.
 
 Use them in any test runner; under pytest, the ``localeval_judge`` fixture of
-:mod:`localeval.pytest_plugin` gives the judge::
+:mod:`localeval.testing.pytest_plugin` gives the judge::
 
     from localeval.testing import Expect, assert_evaluation, assert_passes
 
@@ -20,10 +20,10 @@ metric where lower is better (hallucination) passes at ``score <= threshold``.
 A metric that could not score (``MetricResult.error``) meets no expectation.
 
 :class:`ScriptedJudge` answers from canned replies, to unit-test your own metrics
-without a model (see :mod:`localeval.scripted`).
+without a model (see :mod:`localeval.testing.scripted`).
 
-The assertions take a single-turn :class:`~localeval.case.TestCase` or a
-:class:`~localeval.case.ConversationalTestCase`; a metric given the other kind
+The assertions take a single-turn :class:`~localeval.data.case.TestCase` or a
+:class:`~localeval.data.case.ConversationalTestCase`; a metric given the other kind
 meets no expectation, and the message says why.
 
 Importing this module does not import pytest; :func:`cases` does, when called.
@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from localeval.backends.base import Backend
-from localeval.case import Case, ConversationalTestCase
-from localeval.dataset import Dataset, Format, UnknownFields
+from localeval.data.case import Case, ConversationalTestCase
+from localeval.data.dataset import Dataset, Format, UnknownFields
+from localeval.data.results import MetricResult
 from localeval.errors import BackendError, PromptError
 from localeval.metrics.base import Metric
-from localeval.results import MetricResult
-from localeval.scripted import ScriptedJudge, ScriptExhausted
+from localeval.testing.scripted import ScriptedJudge, ScriptExhausted
 
 if TYPE_CHECKING:
     from _pytest.mark.structures import ParameterSet

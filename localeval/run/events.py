@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from localeval.results import MetricResult, RunReport
+from localeval.data.results import MetricResult, RunReport
 
 
 @dataclass(frozen=True)

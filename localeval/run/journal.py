@@ -19,8 +19,8 @@ from typing import IO, Any, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from localeval.data.results import MetricResult
 from localeval.errors import InputError, first_problem
-from localeval.results import MetricResult
 from localeval.targets.generate import Generation
 
 #: Bump when the journal's lines change shape; older journals are refused, not misread.

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localeval.backends.base import Fingerprint
-from localeval.dataset import DatasetSource
+from localeval.backends.base import Fingerprint, JudgeUsage
+from localeval.data.dataset import DatasetSource
 from localeval.errors import InputError, first_problem
 from localeval.files import write_text_atomically
 
@@ -19,24 +19,6 @@ from localeval.files import write_text_atomically
 #: RunReport.dataset; version 1 reports are read and brought up to 2 (:func:`upgrade_v1`).
 REPORT_FORMAT = 2
 READABLE_FORMATS = (1, 2)
-
-
-class JudgeUsage(BaseModel):
-    """What judging cost: calls that reached the model, calls answered by the cache, and the
-    tokens the model read (prompt) and wrote or scored (completion) in the calls it made."""
-
-    model_config = ConfigDict(frozen=True)
-
-    model_calls: int = 0
-    cache_hits: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def __add__(self, other: JudgeUsage) -> JudgeUsage:
-        return JudgeUsage(**{name: getattr(self, name) + getattr(other, name) for name in JudgeUsage.model_fields})
-
-    def __sub__(self, other: JudgeUsage) -> JudgeUsage:
-        return JudgeUsage(**{name: getattr(self, name) - getattr(other, name) for name in JudgeUsage.model_fields})
 
 
 class MetricResult(BaseModel):

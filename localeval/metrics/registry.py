@@ -1,0 +1,66 @@
+"""Metric kinds by name: ``register_metric`` adds one, ``build_metric`` turns config into a metric.
+
+The built-in kinds are registered by ``localeval.metrics`` (its ``__init__``) the way a
+plugin registers its own, so a metric that builds others (``composite``) imports this
+module, not the package that lists it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from localeval.errors import ConfigError, UnknownMetric, first_problem
+from localeval.metrics.base import Metric
+from localeval.metrics.presets import PRESETS, preset_options
+
+_REGISTRY: dict[str, type[Metric]] = {}
+
+
+def register_metric(cls: type[Metric]) -> type[Metric]:
+    """Make a metric class available by its ``kind`` in the CLI and config files.
+
+    Usable as a class decorator. A kind already taken by another class is an
+    error (registering the same class again, as a re-imported module does, is not).
+    """
+    taken = _REGISTRY.get(cls.kind)
+    if taken is not None and _identity(taken) != _identity(cls):
+        raise ConfigError(f"metric kind {cls.kind!r} is taken by {_identity(taken)}; choose another name")
+    _REGISTRY[cls.kind] = cls
+    return cls
+
+
+def _identity(cls: type[Metric]) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+
+def metric_names() -> list[str]:
+    """Every name ``build_metric`` takes: registered kinds and G-Eval presets ('geval:coherence')."""
+    return sorted(_REGISTRY) + [f"geval:{name}" for name in sorted(PRESETS)]
+
+
+def build_metric(
+    kind: str, options: dict[str, Any] | None = None, where: str = "", folder: Path | None = None
+) -> Metric:
+    """A metric of a registered kind, or a preset; errors name ``where`` (e.g. 'eval.toml: metrics[2]').
+
+    ``options`` override a preset's: ``build_metric("geval:coherence", {"scoring": "top"})``.
+    ``folder`` is the one relative paths in them are relative to (the config file's), for a
+    metric that reads a file while it is built (``json_correctness``'s ``schema_file``): it
+    is the validation context's ``"base"``. Paths a metric reads later (prompt files) are
+    rebased by the config (:func:`localeval.config.rebased_paths`).
+    """
+    prefix = f"{where}: " if where else ""
+    base, colon, preset = kind.partition(":")
+    preset_defaults = (preset_options(preset) if base == "geval" else None) if colon else {}
+    cls = _REGISTRY.get(base)
+    if cls is None or preset_defaults is None:
+        raise UnknownMetric(f"{prefix}unknown metric '{kind}' (known: {', '.join(metric_names())})")
+    try:
+        return cls.model_validate({**preset_defaults, **(options or {})}, context={"base": folder})
+    except ValidationError as err:
+        field, message = first_problem(err)
+        raise ConfigError(f"{prefix}{kind}{'.' + field if field else ''}: {message}") from err
