@@ -23,13 +23,9 @@ from typing import Any
 
 from counting import CountingBackend
 
-from localeval.backends.catalog import ModelCatalog
-from localeval.backends.llamacpp import LlamaCppBackend
-from localeval.data.case import TestCase, ToolCall
-from localeval.data.dataset import Dataset
+from localeval import Dataset, LlamaCppBackend, ModelCatalog, TestCase, ToolCall, evaluate
 from localeval.metrics import ArgumentCorrectness, TaskCompletion
 from localeval.paths import Paths
-from localeval.run.runner import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 

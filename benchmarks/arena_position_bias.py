@@ -31,13 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from localeval.backends.catalog import ModelCatalog
-from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
-from localeval.data.case import TestCase
-from localeval.data.dataset import Dataset
-from localeval.metrics import Arena
+from localeval import Arena, Dataset, LlamaCppBackend, LlamaCppOptions, ModelCatalog, TestCase, evaluate
 from localeval.paths import Paths
-from localeval.run.runner import evaluate
 
 DATA = Path(os.environ.get("ALIGNMENT_DATA") or Path(__file__).resolve().parents[1] / "tests" / "data" / "alignment") / "topical_chat.json"
 CRITERIA = "The response continues the conversation naturally, is coherent with it, and is interesting."

@@ -39,15 +39,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from localeval.backends.catalog import ModelCatalog
-from localeval.backends.llamacpp import LlamaCppBackend
+from localeval import (
+    ConversationalTestCase,
+    Dataset,
+    LlamaCppBackend,
+    Metric,
+    ModelCatalog,
+    RunOptions,
+    RunReport,
+    evaluate,
+)
 from localeval.config import RunConfig
-from localeval.data.case import ConversationalTestCase
-from localeval.data.dataset import Dataset
-from localeval.data.results import RunReport
-from localeval.metrics.base import Metric
 from localeval.paths import Paths
-from localeval.run.runner import RunOptions, evaluate
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "conversation"
 OTHER_ROLE = "a grumpy pirate who answers every question in pirate speech"

@@ -13,15 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from localeval.backends.base import (
-    Backend,
-    Capabilities,
-    DistributionReply,
-    DistributionRequest,
-    Fingerprint,
-    JsonReply,
-    JsonRequest,
-)
+from localeval import Backend, Capabilities, DistributionReply, DistributionRequest, Fingerprint, JsonReply, JsonRequest
 
 Reply = TypeVar("Reply", JsonReply, DistributionReply)
 

@@ -41,15 +41,11 @@ from typing import Any
 from ray_overhead import NO_CACHE, outcomes, timed, workload
 from rich.console import Console
 
-from localeval.backends import make_backend
-from localeval.backends.catalog import ModelCatalog
+from localeval import Dataset, LlamaCppOptions, ModelCatalog, RunOptions, make_backend
 from localeval.backends.fleet import EndpointStats, FleetBackend
-from localeval.backends.options import LlamaCppOptions
-from localeval.data.dataset import Dataset
 from localeval.judge import load_judges
 from localeval.paths import Paths
 from localeval.run.ray_executor import JudgeRecipe, RayExecutor, import_ray
-from localeval.run.runner import RunOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from servers import ServerProcess  # noqa: E402  -- the tests' way to start a real server on 127.0.0.1

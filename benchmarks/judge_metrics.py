@@ -24,14 +24,10 @@ from typing import Any
 
 from counting import CountingBackend
 
-from localeval.backends.catalog import ModelCatalog
-from localeval.backends.llamacpp import LlamaCppBackend
+from localeval import Dataset, LlamaCppBackend, ModelCatalog, TestCase, evaluate
 from localeval.config import RunConfig
-from localeval.data.case import TestCase
-from localeval.data.dataset import Dataset
 from localeval.metrics.judged import JudgedMetric
 from localeval.paths import Paths
-from localeval.run.runner import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "metrics" / "eval.toml"

@@ -20,13 +20,17 @@ import statistics
 import time
 from pathlib import Path
 
-from localeval.backends.catalog import ModelCatalog
-from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
-from localeval.data.case import TestCase
-from localeval.data.dataset import Dataset
-from localeval.metrics import build_metric
+from localeval import (
+    Dataset,
+    LlamaCppBackend,
+    LlamaCppOptions,
+    ModelCatalog,
+    RunOptions,
+    TestCase,
+    build_metric,
+    evaluate,
+)
 from localeval.paths import Paths
-from localeval.run.runner import RunOptions, evaluate
 
 #: UniEval's QAGS-CNN/DM set: $ALIGNMENT_DATA (a folder with the full sets), else the excerpt in tests/.
 DATA = Path(os.environ.get("ALIGNMENT_DATA") or Path(__file__).resolve().parents[1] / "tests" / "data" / "alignment") / "qags_cnndm.json"

@@ -32,17 +32,12 @@ from typing import Any
 
 from rich.console import Console
 
-from localeval.backends.options import LlamaCppOptions
+from localeval import Dataset, LlamaCppOptions, RunOptions, RunReport, TestCase, build_metric, evaluate
 from localeval.config import CacheConfig
-from localeval.data.case import TestCase
-from localeval.data.dataset import Dataset
-from localeval.data.results import RunReport
 from localeval.judge import load_judges
-from localeval.metrics import build_metric
 from localeval.paths import Paths
 from localeval.run.journal import Journal, JournalHeader
 from localeval.run.ray_executor import JudgeRecipe, RayExecutor, import_ray
-from localeval.run.runner import RunOptions, evaluate
 
 DATA = Path(os.environ.get("ALIGNMENT_DATA") or Path(__file__).resolve().parents[1] / "tests" / "data" / "alignment") / "qags_cnndm.json"
 NO_CACHE = CacheConfig(enabled=False)

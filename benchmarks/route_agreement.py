@@ -19,13 +19,8 @@ from typing import Any
 from ollama_standin import OllamaStandIn  # tests/: run with tests on PYTHONPATH
 from servers import FAST_RETRIES, KEY, ServerProcess
 
-from localeval.backends import make_backend
-from localeval.backends.catalog import ModelCatalog
-from localeval.backends.llamacpp import LlamaCppBackend
+from localeval import LlamaCppBackend, LlamaCppOptions, ModelCatalog, TestCase, build_metric, make_backend
 from localeval.backends.ollama import OllamaBackend
-from localeval.backends.options import LlamaCppOptions
-from localeval.data.case import TestCase
-from localeval.metrics import build_metric
 from localeval.paths import Paths
 
 CASE = TestCase(input="What is the capital of France?", actual_output="Paris is the capital of France.")

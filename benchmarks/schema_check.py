@@ -20,16 +20,19 @@ import os
 import time
 from pathlib import Path
 
-from localeval.backends.catalog import ModelCatalog
-from localeval.backends.llamacpp import LlamaCppBackend
+from localeval import (
+    Dataset,
+    Events,
+    LlamaCppBackend,
+    MetricFinished,
+    ModelCatalog,
+    RunReport,
+    TestCase,
+    build_metric,
+    evaluate,
+)
 from localeval.config import RunConfig
-from localeval.data.case import TestCase
-from localeval.data.dataset import Dataset
-from localeval.data.results import RunReport
-from localeval.metrics import build_metric
 from localeval.paths import Paths
-from localeval.run.events import Events, MetricFinished
-from localeval.run.runner import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 #: UniEval's QAGS-CNN/DM set: $ALIGNMENT_DATA (a folder with the full sets), else the excerpt in tests/.

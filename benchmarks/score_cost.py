@@ -18,12 +18,16 @@ import os
 import statistics
 import time
 
-from localeval.backends.base import DistributionReply, DistributionRequest
-from localeval.backends.catalog import ModelCatalog
-from localeval.backends.llamacpp import LlamaCppBackend
-from localeval.backends.options import LlamaCppOptions
-from localeval.data.case import TestCase
-from localeval.metrics import Metric, build_metric
+from localeval import (
+    DistributionReply,
+    DistributionRequest,
+    LlamaCppBackend,
+    LlamaCppOptions,
+    Metric,
+    ModelCatalog,
+    TestCase,
+    build_metric,
+)
 from localeval.paths import Paths
 
 CASE = TestCase(input="What is the capital of France?", actual_output="Paris is the capital of France.")

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from localeval.backends.cache import CachedBackend, open_cache
     from localeval.backends.catalog import ModelCatalog, ModelSpec
     from localeval.backends.kind import BackendKind, BuildContext
-    from localeval.backends.llamacpp import LlamaCppBackend
-    from localeval.backends.options import BackendOptions, LlamaCppOptions
+    from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
+    from localeval.backends.options import BackendOptions
     from localeval.backends.registry import register_backend
     from localeval.data.case import ConversationalTestCase, Golden, TestCase, ToolCall, Turn
     from localeval.data.dataset import Dataset
@@ -122,7 +122,7 @@ _EXPORTS: dict[str, str] = {
     "KnowledgeRetention": "localeval.metrics.conversational",
     "JsonRequest": "localeval.backends.base",
     "LlamaCppBackend": "localeval.backends.llamacpp",
-    "LlamaCppOptions": "localeval.backends.options",
+    "LlamaCppOptions": "localeval.backends.llamacpp",
     "LocalevalError": "localeval.errors",
     "Message": "localeval.backends.base",
     "Metric": "localeval.metrics",

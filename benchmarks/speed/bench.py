@@ -239,7 +239,7 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
-    from localeval.backends.catalog import ModelCatalog
+    from localeval import ModelCatalog
     from localeval.paths import Paths
 
     work = args.out / "work"

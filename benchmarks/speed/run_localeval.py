@@ -23,13 +23,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/, for
 
 from counting import CountingBackend, Counts  # noqa: E402 -- after the path is set
 
-from localeval.backends import make_backend
-from localeval.backends.cache import CachedBackend, open_cache
-from localeval.data.case import TestCase
-from localeval.data.dataset import Dataset
-from localeval.metrics import build_metric
-from localeval.metrics.base import Metric
-from localeval.run.runner import RunOptions, evaluate
+from localeval import (
+    CachedBackend,
+    Dataset,
+    Metric,
+    RunOptions,
+    TestCase,
+    build_metric,
+    evaluate,
+    make_backend,
+    open_cache,
+)
 
 
 def localeval_metrics(specs: list[dict[str, Any]], include_reason: bool) -> list[Metric]:

@@ -24,8 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from localeval import AnswerRelevancy, Backend, ExactMatch, GEval, TestCase
-from localeval.metrics.length import OutputLength
+from localeval import AnswerRelevancy, Backend, ExactMatch, GEval, OutputLength, TestCase
 from localeval.testing import (
     Expect,
     assert_evaluation,

@@ -56,9 +56,9 @@ def __getattr__(name: str) -> Any:
 
         return tuple(BUILTIN_KINDS)
     if name == "OPENAI_PRESETS":
-        from localeval.backends.options import PRESETS
+        from localeval.backends.presets import PRESETS
 
-        return tuple(PRESETS)
+        return tuple(preset.name for preset in PRESETS)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

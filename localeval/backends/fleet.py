@@ -62,7 +62,7 @@ from localeval.backends.base import (
     TextReply,
     TextRequest,
 )
-from localeval.backends.http import HttpStatusError, ReplyTimeout, display_url
+from localeval.backends.http import HttpOptions, HttpStatusError, ReplyTimeout, base_urls, display_url
 from localeval.errors import BackendError, BackendUnavailable, ConfigError
 
 R = TypeVar("R")
@@ -457,6 +457,20 @@ class FleetBackend:
         states = "; ".join(f"{e.shown}: {self._state(e)}" for e in self._endpoints)
         failed = f" (this call failed on {len(tried)})" if tried else ""
         return BackendUnavailable(f"no endpoint of the fleet can answer{failed}: {states}")
+
+
+def one_or_fleet(base_url: str | list[str], options: HttpOptions, open_endpoint: Callable[[str], Backend],
+                 address: str) -> Backend:
+    """The backend of the one server ``base_url`` names, or a fleet of its several.
+
+    ``open_endpoint(url)`` opens one endpoint's backend; ``address`` is the fingerprint
+    setting that holds an endpoint's URL.
+    """
+    urls = base_urls(base_url)
+    if len(urls) == 1:
+        return open_endpoint(urls[0])
+    return FleetBackend(urls, open_endpoint, limit=options.max_concurrency, cooldown=options.eject_cooldown,
+                        address=address)
 
 
 def _differences(ours: dict[str, Any], theirs: dict[str, Any]) -> tuple[str, str]:

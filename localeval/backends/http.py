@@ -16,6 +16,10 @@ masked in every message this module writes; URLs are shown without userinfo.
 
 The policy (:class:`RequestPolicy`) is apart from the client that sends, so the
 Ollama backend keeps it around the official ``ollama`` client.
+
+The options every server backend's table takes (:class:`HttpOptions`, a ``base_url``
+that may name a fleet) are declared here too; httpx is imported only when a client is
+made, so checking a config that names a server imports none of it.
 """
 
 from __future__ import annotations
@@ -23,19 +27,72 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from localeval.backends.options import HttpOptions
 from localeval.backends.sequence import endpoint_order
 from localeval.errors import BackendError, BackendUnavailable
+
+if TYPE_CHECKING:
+    import httpx
 
 #: Characters of a response body quoted in an error message.
 BODY_EXCERPT = 300
 MASK = "***"
 T = TypeVar("T")
+#: Keyword arguments of make_backend that the HTTP backends take as they are (tests script the server with them).
+HTTP_EXTRAS = ("transport", "sleep")
+
+
+class HttpOptions(BaseModel):
+    """Timeouts, retries and concurrency of an HTTP backend (:class:`HttpClient`): keys of every server kind's table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    timeout: float = Field(
+        600.0, gt=0, description="Seconds to wait for a reply; a CPU judge reading a long prompt is slow."
+    )
+    connect_timeout: float = Field(5.0, gt=0, description="Seconds to wait for a connection.")
+    max_attempts: int = Field(4, ge=1, description="Tries per request, the first included.")
+    backoff: float = Field(0.5, ge=0, description="Seconds before the first retry; doubles each retry.")
+    max_backoff: float = Field(8.0, ge=0, description="Cap on one backoff delay (Retry-After may ask more).")
+    retry_deadline: float = Field(
+        120.0, ge=0, description="No retry starts later than this many seconds after the first attempt."
+    )
+    retry_timeouts: bool = Field(
+        False, description="Retry a request whose reply timed out (the server may still be busy with it)."
+    )
+    max_concurrency: int = Field(
+        4, ge=1, description="Requests in flight at once, over all threads; per endpoint in a fleet."
+    )
+    eject_cooldown: float = Field(
+        30.0, gt=0, description="A fleet: seconds a failing endpoint stays out before it is verified and tried again."
+    )
+
+
+def _one_or_fleet(value: Any) -> str | list[str]:
+    """One URL as itself; a list of distinct URLs (a fleet), a list of one as that URL."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, (list, tuple)) or not all(isinstance(url, str) for url in value):
+        raise ValueError("expected a URL or a list of URLs")
+    urls: list[str] = list(value)
+    if not urls:
+        raise ValueError("expected a URL or a non-empty list of URLs")
+    if len(set(urls)) != len(urls):
+        raise ValueError(f"the fleet's URLs must be distinct, got {urls}")
+    return urls[0] if len(urls) == 1 else urls
+
+
+#: A server's URL, or several serving the same model (a fleet: :mod:`localeval.backends.fleet`).
+BaseUrls = Annotated[str | list[str], BeforeValidator(_one_or_fleet)]
+
+
+def base_urls(value: str | list[str]) -> list[str]:
+    """The endpoints a ``base_url`` option names, in order."""
+    return [value] if isinstance(value, str) else list(value)
 
 
 class HttpStatusError(BackendError):
@@ -98,6 +155,8 @@ class RequestPolicy:
     @property
     def timeout(self) -> httpx.Timeout:
         """The read and connect timeouts, for the httpx client that sends."""
+        import httpx
+
         return httpx.Timeout(self.options.timeout, connect=self.options.connect_timeout)
 
     def call(self, send: Callable[[int], T], url: str, *, retry_on_status: bool = True) -> T:
@@ -109,6 +168,8 @@ class RequestPolicy:
         ``retry_on_status=False`` raises an error status at once (a caller probing
         what the server supports); transport failures are still retried.
         """
+        import httpx
+
         deadline = self._clock() + self.options.retry_deadline
         attempt = 0
         while True:
@@ -137,6 +198,8 @@ class RequestPolicy:
         return retryable and attempt < self.options.max_attempts and self._clock() <= last_start
 
     def _final_error(self, failure: httpx.TransportError, url: str, attempts: int) -> BackendError:
+        import httpx
+
         shown = display_url(url)
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         reason = self.mask(str(failure) or type(failure).__name__)
@@ -179,6 +242,8 @@ class HttpClient:
         self.base_url = base_url.rstrip("/")
         self.shown_url = display_url(self.base_url)
         self.policy = RequestPolicy(self.options, (api_key, urlsplit(base_url).password), sleep=sleep, clock=clock)
+        import httpx
+
         self._client = httpx.Client(
             transport=transport,
             timeout=self.policy.timeout,
@@ -235,6 +300,8 @@ class HttpClient:
 
 
 def _retryable(failure: HttpStatusError | httpx.TransportError, retry_timeouts: bool) -> bool:
+    import httpx
+
     if isinstance(failure, HttpStatusError):
         return failure.retryable
     if isinstance(failure, (httpx.ReadTimeout, httpx.WriteTimeout)):

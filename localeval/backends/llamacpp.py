@@ -1,23 +1,28 @@
-"""The in-process llama.cpp backend (llama-cpp-python).
+"""The in-process llama.cpp backend (llama-cpp-python): its options, the backend, its kind.
 
 JSON generation is constrained by a grammar built from the schema; candidate
 distributions come from the logits of one forward pass, read directly from the
 context (no sampling, and no ``logits_all`` array of n_ctx × n_vocab floats).
+
+llama.cpp's library and numpy are imported inside the functions that use them: a
+config that names this backend is checked with :class:`LlamaCppOptions` alone.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 from collections.abc import Iterable, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
-import numpy as np
+from pydantic import BeforeValidator, Field
 
 from localeval.backends.base import (
+    Backend,
     Capabilities,
     DistributionReply,
     DistributionRequest,
@@ -28,10 +33,11 @@ from localeval.backends.base import (
     TextRequest,
     Usage,
 )
-from localeval.backends.catalog import ModelSpec, file_sha256
+from localeval.backends.catalog import ModelCatalog, ModelSpec, file_sha256
 from localeval.backends.chat import ChatFormat, chat_format_for
-from localeval.backends.options import LlamaCppOptions
-from localeval.backends.schema import bound_arrays, checked_reply
+from localeval.backends.kind import BackendKind, BuildContext
+from localeval.backends.options import BackendOptions
+from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
 from localeval.distribution import (
     ListedTokens,
     NextTokens,
@@ -42,6 +48,57 @@ from localeval.distribution import (
     renormalize,
 )
 from localeval.errors import BackendError, BackendUnavailable, CandidateError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def _path_text(value: Any) -> Any:
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+#: A model name or a file path; a :class:`~pathlib.Path` is taken as its text.
+ModelRef = Annotated[str, BeforeValidator(_path_text)]
+
+
+def is_model_path(model: str) -> bool:
+    """Whether ``model`` names a GGUF file rather than a model of the catalog."""
+    return model.endswith(".gguf") or "/" in model or os.sep in model
+
+
+class LlamaCppOptions(BackendOptions):
+    """The in-process llama.cpp backend (llama-cpp-python): the keys of its ``[backend]`` table."""
+
+    kind: Literal["llama.cpp"] = "llama.cpp"
+    model: ModelRef | None = Field(
+        None, description="A model from `localeval models list` or a GGUF file's path; None: the default model."
+    )
+    n_threads: int = Field(1, ge=1, description="CPU threads for prompt reading and generation.")
+    n_ctx: int = Field(4096, ge=256, description="Context window in tokens.")
+    n_batch: int = Field(
+        64,
+        ge=8,
+        description=(
+            "Prompt tokens per forward-pass batch. Prompts are read in batches aligned to "
+            "multiples of this, and only whole aligned batches of a shared prefix are reused, "
+            "so a score never depends on what was read before it."
+        ),
+    )
+    max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
+    top_logprobs: int | None = Field(
+        None, ge=1,
+        description=(
+            "Count only the k most likely tokens at each position, as a server that lists k "
+            "alternatives does (to compare with one); None: the whole vocabulary, exact."
+        ),
+    )
+
+    def rebased(self, base: Path) -> Self:
+        """A relative model path made relative to ``base``; a model name stays a name."""
+        model = self.model
+        if model is None or not is_model_path(model) or Path(model).is_absolute():
+            return self
+        return self.model_copy(update={"model": os.path.normpath(base / model)})
 
 #: JSON's string character. llama-cpp-python's own rule (``[^"\\\\] | ...``) lets a raw control
 #: character, a newline say, into a string: JSON forbids that, and the reply would fail to parse.
@@ -71,6 +128,8 @@ class Vocabulary:
 
     @classmethod
     def from_texts(cls, texts: Sequence[str]) -> Vocabulary:
+        import numpy as np
+
         ids: dict[str, list[int]] = {}
         for token, text in enumerate(texts):
             ids.setdefault(text, []).append(token)
@@ -98,6 +157,8 @@ class VocabularyTokens:
     """
 
     def __init__(self, logits: np.ndarray, vocabulary: Vocabulary) -> None:
+        import numpy as np
+
         self._logits = logits.astype(np.float64)
         top = float(self._logits.max())
         self._probabilities = np.exp(self._logits - top)
@@ -124,6 +185,8 @@ class VocabularyTokens:
 
     def top(self, k: int) -> ListedTokens:
         """The k most likely tokens only, as a server capped at k lists them."""
+        import numpy as np
+
         chosen = np.argpartition(-self._logits, k - 1)[:k] if k < self._logits.size else np.arange(self._logits.size)
         return ListedTokens.summed((self._vocabulary.text_of[int(i)], float(self._logits[i] - self._log_total))
                                    for i in chosen)
@@ -257,6 +320,8 @@ class LlamaCppBackend:
             self._read_prompt(prompt_tokens)
         else:
             self._read_continuation(self._prompt_tokens(prompt + prefix, 0))
+        import numpy as np
+
         pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
         return np.ctypeslib.as_array(pointer, shape=(self._llm.n_vocab(),)).copy()
 
@@ -271,8 +336,7 @@ class LlamaCppBackend:
         """
         cached = self._llm.input_ids[: self._llm.n_tokens]
         limit = min(len(cached), len(tokens) - 1)
-        differ = np.flatnonzero(cached[:limit] != np.asarray(tokens[:limit], dtype=cached.dtype))
-        self._llm.n_tokens = int(differ[0]) if differ.size else limit  # eval() drops the KV cells from here on
+        self._llm.n_tokens = _shared_prefix(cached, tokens, limit)  # eval() drops the KV cells from here on
         self._llm.eval(tokens[self._llm.n_tokens:])
 
     def _vocabulary(self) -> Vocabulary:
@@ -295,8 +359,7 @@ class LlamaCppBackend:
         batch = self.options.n_batch
         cached = self._llm.input_ids[: self._llm.n_tokens]
         limit = min(len(cached), len(tokens) - 1)  # read at least one token, for fresh logits
-        differ = np.flatnonzero(cached[:limit] != np.asarray(tokens[:limit], dtype=cached.dtype))
-        shared = int(differ[0]) if differ.size else limit
+        shared = _shared_prefix(cached, tokens, limit)
         keep = shared - shared % batch
         self._llm.n_tokens = keep  # eval() drops the KV cells from here on
         self._llm.eval(tokens[keep:])  # eval() splits into n_batch batches from `keep`
@@ -359,3 +422,20 @@ class LlamaCppBackend:
             completion_tokens=out["usage"]["completion_tokens"],  # type: ignore[index]
         )
         return TextReply(text=choice["text"], finish_reason=choice["finish_reason"] or "stop", usage=usage)
+
+
+def _shared_prefix(cached: np.ndarray, tokens: list[int], limit: int) -> int:
+    """How many of the first ``limit`` of ``tokens`` the context holds already (``cached``: its token ids)."""
+    import numpy as np
+
+    differ = np.flatnonzero(cached[:limit] != np.asarray(tokens[:limit], dtype=cached.dtype))
+    return int(differ[0]) if differ.size else limit
+
+
+def _build(options: LlamaCppOptions, context: BuildContext) -> Backend:
+    spec, path = ModelCatalog(context.paths.home).resolve(options.model)
+    return LlamaCppBackend(path, spec, options, context.sha256_memo)
+
+
+#: The kind ``llama.cpp``: what :mod:`localeval.backends.builtin` registers.
+KIND = BackendKind("llama.cpp", LlamaCppOptions, _build, "A GGUF model run in this process (llama-cpp-python).")

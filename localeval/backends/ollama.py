@@ -20,6 +20,9 @@ exactly what the in-process backend reads), and read ``logprobs`` /
 ``top_logprobs`` (Ollama 0.12.11 and later; client 0.6.3 sends them) of the
 one token generated: at the score position, and after each prefix of a
 candidate appended to the prefill (whole answers: :mod:`localeval.backends.scan`).
+
+The client and httpx are imported when a backend is made: a config that names this
+backend is checked with :class:`OllamaOptions` alone.
 """
 
 from __future__ import annotations
@@ -30,14 +33,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from urllib.parse import unquote, urlsplit
 
-import httpx
-import ollama
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from localeval.backends.base import (
+    Backend,
     Capabilities,
     DistributionReply,
     DistributionRequest,
@@ -49,8 +51,10 @@ from localeval.backends.base import (
     Usage,
     summed,
 )
-from localeval.backends.http import HttpStatusError, RequestPolicy, display_url
-from localeval.backends.options import OLLAMA_HOST, HttpOptions, OllamaOptions
+from localeval.backends.fleet import one_or_fleet
+from localeval.backends.http import HTTP_EXTRAS, BaseUrls, HttpOptions, HttpStatusError, RequestPolicy, display_url
+from localeval.backends.kind import BackendKind, BuildContext
+from localeval.backends.options import BackendOptions
 from localeval.backends.scan import (
     READ_TEMPERATURE,
     ScoredToken,
@@ -58,16 +62,31 @@ from localeval.backends.scan import (
     prefill_messages,
     whole_answer_distribution,
 )
-from localeval.backends.schema import bound_arrays, checked_reply
+from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
 from localeval.errors import BackendError, BackendUnavailable, first_problem
 
+if TYPE_CHECKING:
+    import httpx
+    import ollama
+
 T = TypeVar("T")
-DEFAULT_HOST = OLLAMA_HOST
+DEFAULT_HOST = "http://127.0.0.1:11434"
 #: The first Ollama release that returns log-probabilities.
 LOGPROBS_SINCE = (0, 12, 11)
 # Sample from the model's whole distribution, as the in-process backend does:
 # no top-k/top-p/min-p truncation and no repetition penalty.
 NEUTRAL_SAMPLING = {"top_k": 0, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0}
+
+
+class OllamaOptions(HttpOptions, BackendOptions):
+    """Ollama's native API: the keys of its ``[backend]`` table (the HTTP options included)."""
+
+    kind: Literal["ollama"] = "ollama"
+    model: str = Field(description="The model's name in Ollama, e.g. qwen2.5:7b.")
+    base_url: BaseUrls = Field(DEFAULT_HOST, description="Ollama's host, or a list of hosts (a fleet).")
+    num_ctx: int | None = Field(None, ge=256, description="Context window; the model's default when None.")
+    top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per position (Ollama allows 0-20).")
+    max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
 
 
 class OllamaClient:
@@ -89,6 +108,8 @@ class OllamaClient:
         self._last = threading.local()
         # The client drops userinfo from the host: a password goes as basic auth, as httpx does.
         auth = (unquote(parts.username or ""), unquote(parts.password)) if parts.password else None
+        import ollama
+
         self._client = ollama.Client(
             host, timeout=self.policy.timeout, transport=transport, auth=auth,
             event_hooks={"response": [self._keep]},
@@ -107,6 +128,8 @@ class OllamaClient:
         self._last.response = response
 
     def _send(self, send: Callable[[ollama.Client], T], url: str, attempt: int) -> T:
+        import ollama
+
         self._last.response = None
         try:
             return send(self._client)
@@ -139,6 +162,8 @@ class OllamaClient:
 
 def _connect_error(err: ConnectionError) -> httpx.TransportError:
     """The httpx error behind the client's ConnectionError (its text says why), for the policy."""
+    import httpx
+
     cause = err.__context__
     return cause if isinstance(cause, httpx.ConnectError) else httpx.ConnectError(str(err))
 
@@ -343,3 +368,12 @@ def _release(version: str) -> tuple[int, int, int]:
 def _usage(reply: ollama.ChatResponse) -> Usage:
     return Usage(prompt_tokens=reply.prompt_eval_count or 0, completion_tokens=reply.eval_count or 0)
 
+
+def _build(options: OllamaOptions, context: BuildContext, **extras: Any) -> Backend:
+    settings = options.model_dump(exclude={"kind", "model", "base_url"})
+    return one_or_fleet(options.base_url, options, lambda url: OllamaBackend(options.model, url, **extras, **settings),
+                        "host")
+
+
+#: The kind ``ollama``: what :mod:`localeval.backends.builtin` registers.
+KIND = BackendKind("ollama", OllamaOptions, _build, "Ollama's native API (/api/chat).", extras=HTTP_EXTRAS)

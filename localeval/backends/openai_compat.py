@@ -12,6 +12,10 @@ Score distributions come from ``logprobs``/``top_logprobs`` (see
 the score position is found in the returned tokens). The ``completion``
 prefill posts a prompt rendered here to ``/completions`` instead
 (:mod:`localeval.backends.completions`).
+
+httpx is imported when a backend is made (:mod:`localeval.backends.http`): a config
+that names this backend is checked with :class:`OpenAICompatOptions` alone. The
+servers it knows by name, with their defaults, are :mod:`localeval.backends.presets`.
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ import threading
 import time
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
+from pydantic import Field
 
 from localeval.backends.base import (
+    Backend,
     Capabilities,
     DistributionReply,
     DistributionRequest,
@@ -44,7 +49,9 @@ from localeval.backends.completions import (
     completion_chat_format,
     render_prompt,
 )
-from localeval.backends.http import HttpClient, HttpStatusError, is_loopback
+from localeval.backends.fleet import one_or_fleet
+from localeval.backends.http import HTTP_EXTRAS, BaseUrls, HttpClient, HttpOptions, HttpStatusError, is_loopback
+from localeval.backends.kind import BackendKind, BuildContext
 from localeval.backends.openai_shapes import (
     chat_tokens,
     completion_tokens,
@@ -53,7 +60,7 @@ from localeval.backends.openai_shapes import (
     response_format,
     server_runtime,
 )
-from localeval.backends.options import OpenAICompatOptions
+from localeval.backends.options import BackendOptions
 from localeval.backends.scan import (
     APPENDABLE,
     READ_TEMPERATURE,
@@ -66,8 +73,44 @@ from localeval.backends.scan import (
     require_single_characters,
     whole_answer_distribution,
 )
-from localeval.backends.schema import bound_arrays, checked_reply
+from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
 from localeval.errors import BackendError, BackendUnavailable, ConfigError
+
+if TYPE_CHECKING:
+    import httpx
+
+StructuredOutput = Literal["auto", "json_schema", "json_object"]
+
+
+class OpenAICompatOptions(HttpOptions, BackendOptions):
+    """Any OpenAI-compatible server: the keys of its ``[backend]`` table (the HTTP options included)."""
+
+    kind: Literal["openai-compatible"] = "openai-compatible"
+    base_url: BaseUrls = Field(
+        description="The server's URL, up to and including /v1, or a list of URLs serving the same model (a fleet)."
+    )
+    model: str | None = Field(None, description="The served model's name; None: the only one it serves.")
+    api_key_env: str | None = Field(
+        None, description="The environment variable that holds the API key; the key is never in a file."
+    )
+    structured_output: StructuredOutput = Field("auto", description="The response_format dialect.")
+    prefill: PrefillMode = Field("instruction", description="How the model is made to write the prefill.")
+    top_logprobs: int = Field(20, ge=1, le=20, description="Alternatives per position; vLLM caps it at 20.")
+    scan_tokens: int = Field(
+        16, ge=1, description="grammar/instruction prefill: tokens generated, beyond the prefill, to reach the score."
+    )
+    max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
+    chat_template: str | None = Field(
+        None, description="completion prefill: 'chatml' or the model's Jinja template file; None: the server's."
+    )
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="Server-specific fields added to every generation request."
+    )
+    reuse_score_prompt: bool = Field(
+        False,
+        description="llama.cpp's llama-server: a whole-answer score's continuation requests send cache_prompt "
+        "true, so each reads one token on the prompt the score's first request read, not the whole prompt again.",
+    )
 
 
 class OpenAICompatBackend:
@@ -375,3 +418,32 @@ class OpenAICompatBackend:
         if not isinstance(text, str):
             raise BackendError(f"{self._http.shown_url}: the reply has no message content: {self._http.excerpt(str(choice))!r}")
         return TextReply(text=text, finish_reason=str(choice.get("finish_reason") or "stop"), usage=reply_usage(reply))
+
+
+def build(options: OpenAICompatOptions, context: BuildContext, *, api_key: str | None = None,
+          **extras: Any) -> Backend:
+    """The backend (or fleet) ``options`` describe; the factory of this kind and of every preset's."""
+    settings = options.model_dump(exclude={"kind", "base_url", "model", "api_key_env"})
+    if api_key is None:
+        api_key = _api_key(options.api_key_env, context)
+    return one_or_fleet(options.base_url, options, lambda url: OpenAICompatBackend(
+        url, options.model, api_key=api_key, sha256_memo=context.sha256_memo, **extras, **settings
+    ), "base_url")
+
+
+def _api_key(variable: str | None, context: BuildContext) -> str | None:
+    """The key from the variable the config names; the key itself is never in a config."""
+    if variable is None:
+        return None
+    key = context.environ.get(variable)
+    if not key:
+        raise ConfigError(f"{context.where}.api_key_env: the environment variable {variable} is not set")
+    return key
+
+
+#: What the OpenAI-compatible kinds pass their factory as it is: an API key, and the HTTP extras.
+EXTRAS = ("api_key", *HTTP_EXTRAS)
+
+#: The kind ``openai-compatible``: what :mod:`localeval.backends.builtin` registers.
+KIND = BackendKind("openai-compatible", OpenAICompatOptions, build,
+                   "Any server with OpenAI's chat API (/v1/chat/completions).", extras=EXTRAS)

@@ -9,13 +9,24 @@ from typing import Annotated
 
 import typer
 
-from localeval.cli.options import BackendOption, BaseUrlOption, ModelOption, ThreadsOption, stderr, stdout, user_paths
+from localeval.cli.options import (
+    BackendOption,
+    BaseUrlOption,
+    CacheDirOption,
+    ConfigOption,
+    ModelOption,
+    NoCacheOption,
+    ThreadsOption,
+    stderr,
+    stdout,
+    user_paths,
+)
 
 
 def synthesize(
     documents: Annotated[list[Path], typer.Argument(help=".txt, .md or .pdf files to write goldens from.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="The goldens file to write (JSONL, JSON or CSV).")],
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML config: [backend], [synthesizer].")] = None,
+    config: ConfigOption = None,
     model: ModelOption = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
@@ -32,10 +43,13 @@ def synthesize(
     input_format: Annotated[str | None, typer.Option(help="What inputs look like, e.g. 'a short question'.")] = None,
     task: Annotated[str | None, typer.Option(help="The task of the application under test.")] = None,
     scenario: Annotated[str | None, typer.Option(help="Who sends the inputs, and why.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
-    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    no_cache: NoCacheOption = False,
+    cache_dir: CacheDirOption = None,
 ) -> None:
     """Write goldens (inputs, expected outputs, their context) from documents with the judge model.
+
+    The config file (--config) gives the judge (\\[backend]) and the \\[synthesizer] table; the
+    options given here go on top of it.
 
     Every judge call is cached: a second run with the same documents and options makes
     no model call. Exit codes: 0 done; 3 done, but some steps failed (listed); 2 bad
@@ -61,12 +75,14 @@ def synthesize(
 
 def generate(
     goldens: Annotated[Path, typer.Argument(help="Goldens (JSONL, JSON or CSV): cases without actual_output.")],
-    config: Annotated[Path, typer.Option("--config", "-c", help="A TOML config with a [target] table.")],
+    config: ConfigOption,
     out: Annotated[Path, typer.Option("--out", "-o", help="The cases file to write (JSONL, JSON or CSV).")],
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
-    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    no_cache: NoCacheOption = False,
+    cache_dir: CacheDirOption = None,
 ) -> None:
-    """Write actual_output for every golden that lacks one with the config's [target] model.
+    """Write actual_output for every golden that lacks one with the config's \\[target] model.
+
+    The config file (--config) must have a \\[target] table (or \\[\\[targets]]).
 
     Deterministic generation (temperature 0, or a seed) is cached: a second run makes no
     model call. Exit codes: 0 done; 3 written, but the target failed for some goldens
@@ -98,8 +114,8 @@ def meta_eval(
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
     threads: ThreadsOption = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
-    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    no_cache: NoCacheOption = False,
+    cache_dir: CacheDirOption = None,
 ) -> None:
     """Measure how well a metric agrees with human scores (Pearson, Spearman, Kendall).
 

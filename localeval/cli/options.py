@@ -1,10 +1,16 @@
-"""What the commands share: the options several take, the two consoles, the user's paths."""
+"""What the commands share: the options several take, the two consoles, the user's paths.
+
+An option more than one command takes is declared here once, as a typer ``Annotated``
+alias (``no_cache: NoCacheOption = False``), so its flag and help read the same in every
+command; what ``--resume`` takes is the one list :data:`RESUME_TAKES`.
+"""
 
 from __future__ import annotations
 
 import functools
 import os
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -12,6 +18,9 @@ from rich.markup import escape
 
 from localeval.errors import ConfigError
 from localeval.paths import Paths
+
+if TYPE_CHECKING:
+    from localeval.cli.settings import CommandLine
 
 
 @functools.cache
@@ -42,12 +51,15 @@ def user_paths() -> Paths:
     return Paths.from_environ(os.environ)
 
 
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", "-c", help="A TOML config file (docs/configuration.md); the command's description says what it reads.",
+)]
 BackendOption = Annotated[
     str | None,
     typer.Option(
         "--backend",
         help="llama.cpp (default), ollama, openai-compatible, lmstudio, vllm, llama-server, ... "
-        "(all: `localeval backends list`). Another kind than the config's leaves its [backend] table out.",
+        "(all: `localeval backends list`). Another kind than the config's leaves its \\[backend] table out.",
     ),
 ]
 BaseUrlOption = Annotated[list[str] | None, typer.Option(
@@ -57,6 +69,13 @@ ThreadsOption = Annotated[int | None, typer.Option(help="CPU threads for the jud
 ModelOption = Annotated[
     str | None, typer.Option(help="Judge model: a name from `models list`, a .gguf path, or a server's model.")
 ]
+NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")]
+CacheDirOption = Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")]
+ReportOption = Annotated[Path | None, typer.Option(help="Also write the JSON report here.")]
+HtmlOption = Annotated[Path | None, typer.Option(help="Also write the HTML report here.")]
+RunDirOption = Annotated[Path | None, typer.Option(
+    help="Keep the journal and reports here (default: ~/.local/share/localeval/runs/ID)."
+)]
 
 
 #: The options ``--resume`` takes beside the run, by parameter name: where the reports' copies go,
@@ -65,11 +84,23 @@ ModelOption = Annotated[
 #: reported in input order whatever the order they ran in). Any other option, e.g. one that changes
 #: how the dataset is read or which judge answers (even ``--base-url``: the journal does not record
 #: which model answered the results it holds, and a server's URL is part of its judge's identity),
-#: is refused by :func:`refuse_on_resume`.
-RESUME_TAKES = frozenset({
-    "resume", "threads", "report", "html", "junit", "no_cache", "cache_dir",
+#: is refused by :func:`refuse_on_resume`. The one list: a command refuses the others from it and puts
+#: these on top of the run's own settings (:func:`resume_changes`), and ``--resume``'s help says them; an
+#: option a run takes becomes one a resume takes by its name here.
+RESUME_TAKES = (
+    "threads", "report", "html", "junit", "no_cache", "cache_dir",
     "fail_fast", "order", "executor", "ray_address", "ray_workers",
-})
+)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+ResumeOption = Annotated[str | None, typer.Option(
+    help="Finish an interrupted run (or arena): its id or directory, with its own settings. Beside it, only "
+    f"{', '.join(_flag(name) for name in RESUME_TAKES)} may be given (those the command has): they change no score.",
+)]
 
 
 def refuse_on_resume(context: typer.Context) -> None:
@@ -82,9 +113,18 @@ def refuse_on_resume(context: typer.Context) -> None:
     given = []
     for param in context.command.params:
         source = context.get_parameter_source(param.name or "")
-        if param.name in RESUME_TAKES or source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
+        if param.name in (*RESUME_TAKES, "resume") or source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
             continue
         long = [opt for opt in param.opts if opt.startswith("--")] if param.param_type_name == "option" else []
         given.append(long[0] if long else (param.name or "").upper())  # --map, or an argument: DATASET
     if given:
         raise ConfigError(f"--resume runs with the run's own settings; drop {', '.join(given)}")
+
+
+def resume_changes(context: typer.Context) -> CommandLine:
+    """What a ``--resume`` puts on top of the run's own settings: the options given with it that
+    :data:`RESUME_TAKES` lists; any other given option is refused (:func:`refuse_on_resume`)."""
+    from localeval.cli.settings import CommandLine
+
+    refuse_on_resume(context)
+    return CommandLine.given(context.params, RESUME_TAKES)

@@ -13,9 +13,16 @@ from localeval.cli.exits import EXIT_FAILED
 from localeval.cli.options import (
     BackendOption,
     BaseUrlOption,
+    CacheDirOption,
+    ConfigOption,
+    HtmlOption,
     ModelOption,
+    NoCacheOption,
+    ReportOption,
+    ResumeOption,
+    RunDirOption,
     ThreadsOption,
-    refuse_on_resume,
+    resume_changes,
     say,
     stderr,
     stdout,
@@ -27,7 +34,7 @@ from localeval.errors import ConfigError
 def run(
     context: typer.Context,
     dataset: Annotated[Path | None, typer.Argument(help="JSONL, JSON or CSV file of test cases.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML run configuration.")] = None,
+    config: ConfigOption = None,
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="A metric by name; repeatable.")] = None,
     model: ModelOption = None,
     backend: BackendOption = None,
@@ -35,42 +42,41 @@ def run(
     threads: ThreadsOption = None,
     field: Annotated[list[str] | None, typer.Option("--map", help="FILE_KEY=FIELD, e.g. query=input; repeatable.")] = None,
     list_delimiter: Annotated[str | None, typer.Option(help="Separator of list items in CSV cells.")] = None,
-    report: Annotated[Path | None, typer.Option(help="Also write the JSON report here.")] = None,
-    html: Annotated[Path | None, typer.Option(help="Also write the HTML report here.")] = None,
+    report: ReportOption = None,
+    html: HtmlOption = None,
     junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
-    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
+    no_cache: NoCacheOption = False,
+    cache_dir: CacheDirOption = None,
     plugin: Annotated[list[str] | None, typer.Option("--plugin", help="Your metrics: a .py file or a module; repeatable.")] = None,
-    resume: Annotated[str | None, typer.Option(help="Finish an interrupted run: its id or directory.")] = None,
-    run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here (default: ~/.local/share/localeval/runs/ID).")] = None,
+    resume: ResumeOption = None,
+    run_dir: RunDirOption = None,
     fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first result that errors.")] = False,
     order: Annotated[str, typer.Option(help="prefix: calls sharing a prompt prefix back to back (faster in-process); input: case by case.")] = "prefix",
-    executor: Annotated[str, typer.Option(help="local: threads here; ray: Ray actors (pip install 'localeval[ray]'; docs/scale.md).")] = "local",
+    executor: Annotated[str, typer.Option(help="local: threads here; ray: Ray actors (pip install 'localeval\\[ray]'; docs/scale.md).")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="A Ray cluster to run on (default: a local one on 127.0.0.1).")] = None,
     ray_workers: Annotated[int | None, typer.Option(help="Ray actors, each with its own judge (default: the cluster's CPUs / threads).")] = None,
 ) -> None:
     """Evaluate a dataset with metrics, print the results and write the reports.
 
+    The config file (--config) holds every table: the dataset, the metrics, the judges,
+    the targets, the reports; the options given here go on top of it.
+
     Every result is journaled as it finishes: after a crash or Ctrl-C, `--resume RUN`
-    computes only what is missing, with the run's own settings: it takes only --threads,
-    --report, --html, --junit, --no-cache, --cache-dir, --fail-fast, --order and the
-    executor's options. Exit codes: 0 all passed, 1 some failed, 3 some errored, 2 bad
+    computes only what is missing, with the run's own settings (the options it takes
+    are in its help). Exit codes: 0 all passed, 1 some failed, 3 some errored, 2 bad
     usage or input, 130 interrupted.
     """
     from localeval.cli import session
-    from localeval.cli.settings import ResumeChanges
+    from localeval.cli.settings import CommandLine
     from localeval.config import RunConfig
 
-    if resume is not None:
-        refuse_on_resume(context)
+    changes = resume_changes(context) if resume is not None else CommandLine()
     if order not in ("prefix", "input"):
         raise ConfigError(f"--order takes prefix or input, got {order!r}")
     if executor not in ("local", "ray"):
         raise ConfigError(f"--executor takes local or ray, got {executor!r}")
     if executor != "ray" and (ray_address or ray_workers):
         raise ConfigError("--ray-address and --ray-workers need --executor ray")
-    changes = ResumeChanges(threads=threads, report=report, html=html, junit=junit, no_cache=no_cache,
-                            cache_dir=cache_dir)
     settings = RunConfig() if resume is not None else session.settings_from_cli(  # a resume reads the run's
         dataset=dataset, config=config, metrics=metric, model=model, threads=threads,
         fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
@@ -130,37 +136,36 @@ def arena(
     context: typer.Context,
     run_a: Annotated[str | None, typer.Argument(help="One run: id, folder or report.json.")] = None,
     run_b: Annotated[str | None, typer.Argument(
-        help="The other run, of the same inputs; without it, RUN_A's [[targets]] are compared.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="A TOML config: the judge, and arena metrics only.")] = None,
+        help="The other run, of the same inputs; without it, RUN_A's \\[\\[targets]] are compared.")] = None,
+    config: ConfigOption = None,
     names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
     model: ModelOption = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
     threads: ThreadsOption = None,
-    report: Annotated[Path | None, typer.Option(help="Also write the JSON report here.")] = None,
-    html: Annotated[Path | None, typer.Option(help="Also write the HTML report here.")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")] = False,
-    cache_dir: Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")] = None,
-    run_dir: Annotated[Path | None, typer.Option(help="Keep the journal and reports here.")] = None,
-    resume: Annotated[str | None, typer.Option(help="Finish an interrupted arena: its id or directory.")] = None,
+    report: ReportOption = None,
+    html: HtmlOption = None,
+    no_cache: NoCacheOption = False,
+    cache_dir: CacheDirOption = None,
+    run_dir: RunDirOption = None,
+    resume: ResumeOption = None,
 ) -> None:
     """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
 
+    The config file (--config) holds the judge (\\[backend], \\[judges.NAME]) and arena metrics only.
+
     Every judged case is journaled: after a crash or Ctrl-C, `--resume RUN` judges only what
-    is missing, over the cases the arena first wrote, with its own settings: it takes only
-    --threads, --report, --html, --no-cache and --cache-dir. Exit codes as `run`'s: 0 the first
-    contestant's outputs were preferred (every arena metric passed), 1 not, 3 some comparison
-    errored, 2 bad usage or input (different datasets), 130 interrupted.
+    is missing, over the cases the arena first wrote, with its own settings (the options it
+    takes are in its help). Exit codes as `run`'s: 0 the first contestant's outputs were
+    preferred (every arena metric passed), 1 not, 3 some comparison errored, 2 bad usage or
+    input (different datasets), 130 interrupted.
     """
     from localeval.cli import session
     from localeval.cli.arena import arena as run_arena
     from localeval.cli.arena import resume_arena
-    from localeval.cli.settings import ResumeChanges
 
     if resume is not None:
-        refuse_on_resume(context)
-        changes = ResumeChanges(threads=threads, report=report, html=html, no_cache=no_cache, cache_dir=cache_dir)
-        flags = session.RunFlags(resume=resume, command="arena", changes=changes)
+        flags = session.RunFlags(resume=resume, command="arena", changes=resume_changes(context))
         raise typer.Exit(resume_arena(user_paths(), stdout(), stderr(), os.environ, flags))
     if run_a is None or config is None:
         raise ConfigError("arena takes RUN_A (and RUN_B) and --config, or --resume RUN")

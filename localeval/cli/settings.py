@@ -4,13 +4,15 @@ options on top), or ``localeval meta-eval``'s settings. A bad option is a one-li
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from localeval.backends.options import BackendOptions, LlamaCppOptions
+from localeval.backends.llamacpp import LlamaCppOptions
+from localeval.backends.options import BackendOptions
 from localeval.backends.registry import backend_kind, parse_backend
 from localeval.config import CacheConfig, ReportConfig, RunConfig
 from localeval.errors import ConfigError, first_problem
@@ -41,27 +43,10 @@ def settings_from_cli(
     # First: a plugin may register the backend kind the config file or --backend names.
     load_plugins(cli_plugins, Path.cwd(), "command line: --plugin")
     base = RunConfig.load(config) if config else RunConfig()  # imports the config's plugins
-    data = base.dataset.model_copy(
-        update={
-            k: v
-            for k, v in {
-                "path": dataset,
-                "list_delimiter": list_delimiter,
-                "fields": {**base.dataset.fields, **_mapping(fields or [])} if fields else None,
-            }.items()
-            if v is not None
-        }
-    )
-    merged = base.model_copy(
-        update={
-            "dataset": data,
-            "backend": _backend_overrides(base.backend, backend, model, base_url, threads),
-            "metrics": [{"metric": m} for m in metrics] if metrics else base.metrics,
-            "plugins": base.plugins + cli_plugins,
-            "report": _report_copies(base.report, report, html, junit),
-            "cache": _cache(base.cache, no_cache, cache_dir),
-        }
-    )
+    given = CommandLine(dataset=dataset, metric=metrics, model=model, backend=backend, base_url=base_url,
+                        threads=threads, field=fields, list_delimiter=list_delimiter, report=report, html=html,
+                        junit=junit, no_cache=no_cache, cache_dir=cache_dir)
+    merged = given.apply(base.model_copy(update={"plugins": base.plugins + cli_plugins}))
     try:  # model_copy does not validate: check the options the command line added
         return RunConfig.model_validate({**merged.model_dump(), "source": merged.source})
     except ValidationError as error:
@@ -70,23 +55,50 @@ def settings_from_cli(
 
 
 @dataclass(frozen=True)
-class ResumeChanges:
-    """What ``--resume`` changes in the run's own settings (``localeval.cli.options.RESUME_TAKES``):
-    where the reports' copies go, the cache, the judge's threads; never what is computed."""
+class CommandLine:
+    """The options a command puts on top of a config's settings, by the command's parameter names.
 
+    One overlay for a run's settings (the config file's, :func:`settings_from_cli`) and
+    for a resumed run's (the journal's, with only the options ``--resume`` takes:
+    :meth:`given`). An option left at its default (None, False) leaves the setting alone.
+    """
+
+    dataset: Path | None = None
+    metric: list[str] | None = None
+    model: str | None = None
+    backend: str | None = None
+    base_url: str | list[str] | None = None
     threads: int | None = None
+    field: list[str] | None = None
+    list_delimiter: str | None = None
     report: Path | None = None
     html: Path | None = None
     junit: Path | None = None
     no_cache: bool = False
     cache_dir: Path | None = None
 
+    @classmethod
+    def given(cls, params: Mapping[str, Any], names: Collection[str]) -> CommandLine:
+        """Those of a command's ``params`` (``typer.Context.params``) that ``names`` lists, e.g. what
+        ``--resume`` takes (``localeval.cli.options.RESUME_TAKES``); the others stay unset, as does a
+        repeatable option given no time (click's ``()``)."""
+        return cls(**{f.name: params[f.name] for f in fields(cls)
+                      if f.name in names and params.get(f.name) not in (None, ())})
+
     def apply(self, config: RunConfig) -> RunConfig:
-        """The resumed run's ``config`` with these changes; ``--threads`` for a judge that takes none is an error."""
-        backend = config.backend if self.threads is None else _backend_overrides(
-            config.backend, None, None, None, self.threads)
+        """``config`` with these options on top, unvalidated but the backend's: ``--threads`` for a judge that
+        takes none is an error."""
+        backend_flags = (self.backend, self.model, self.base_url, self.threads)
+        data = config.dataset.model_copy(update={k: v for k, v in {
+            "path": self.dataset,
+            "list_delimiter": self.list_delimiter,
+            "fields": {**config.dataset.fields, **_mapping(self.field)} if self.field else None,
+        }.items() if v is not None})
         return config.model_copy(update={
-            "backend": backend,
+            "dataset": data,
+            "backend": config.backend if all(flag is None for flag in backend_flags)
+            else _backend_overrides(config.backend, *backend_flags),
+            "metrics": [{"metric": m} for m in self.metric] if self.metric else config.metrics,
             "report": _report_copies(config.report, self.report, self.html, self.junit),
             "cache": _cache(config.cache, self.no_cache, self.cache_dir),
         })

@@ -43,15 +43,8 @@ from localeval.data.case import CASE_FIELDS, TestCase
 from localeval.data.results import MetricResult
 from localeval.errors import PromptError, SchemaViolation, TruncatedOutput
 from localeval.metrics.base import field_text
-from localeval.metrics.criteria import (
-    field_label,
-    generate_steps,
-    join_labels,
-    read_distribution,
-    sampled_mean,
-    scoring_method,
-)
-from localeval.metrics.judged import Exchange, JudgedMetric, Judgement
+from localeval.metrics.criteria import CriteriaMetric, field_label, read_distribution, sampled_mean
+from localeval.metrics.judged import Exchange, Judgement
 from localeval.metrics.ranking import Comparison, rank
 from localeval.prompts import RenderedPrompt, load_prompt
 
@@ -64,29 +57,23 @@ CANDIDATES = {" A": "A", " B": "B"}
 NOT_PARAMETERS = ("actual_output", "contestants")
 
 
-class Arena(JudgedMetric):
-    """Compare the outputs of a case's ``contestants`` pairwise, in both orders, with a local judge."""
+class Arena(CriteriaMetric):
+    """Compare the outputs of a case's ``contestants`` pairwise, in both orders, with a local judge.
+
+    The options it shares with G-Eval (criteria, steps, scoring, sampling) are
+    :class:`~localeval.metrics.criteria.CriteriaMetric`'s; it has no ``top`` method.
+    """
 
     kind = "arena"
     prompt_folder = "arena"
 
-    criteria: str | None = Field(None, description="What makes one output better than another, in plain words.")
-    evaluation_steps: tuple[str, ...] | None = Field(
-        None, description="How to compare; generated once per run from the criteria when absent."
-    )
-    steps_source: Literal["given", "generated"] = Field("given", description="Set by prepare(); not an option.")
     rubric: tuple[str, ...] = Field((), description="What a better output has, one point each.")
     evaluation_params: tuple[str, ...] = Field(
         ("input",), description="The test-case fields the judge sees beside the two outputs."
     )
-    field_labels: dict[str, str] = Field(default_factory=dict, description="How the prompt names a field.")
-    scoring: ArenaScoring = "logprobs"
-    allow_fallback: bool = Field(False, description="Sample when the backend has no log-probabilities (recorded).")
-    min_covered_mass: float = Field(0.1, ge=0.0, le=1.0, description="Below this, a logprobs verdict is an error.")
-    samples: int = Field(10, ge=1, le=200)
-    temperature: float = Field(1.0, gt=0.0)
-    seed: int = 0
-    steps_prompt: Path | None = Field(None, description="Your own prompt file for the steps.")
+    scoring: ArenaScoring = Field(
+        "logprobs", description="logprobs: P(A) against P(B) at the verdict; sampling: the share of sampled A verdicts."
+    )
     compare_prompt: Path | None = Field(None, description="Your own prompt file for the comparison.")
 
     @classmethod
@@ -96,8 +83,6 @@ class Arena(JudgedMetric):
 
     @model_validator(mode="after")
     def _check(self) -> Arena:
-        if not self.criteria and not self.evaluation_steps:
-            raise ValueError("give criteria or evaluation_steps")
         for option, names in (("evaluation_params", self.evaluation_params), ("field_labels", self.field_labels)):
             unknown = [p for p in names if p not in CASE_FIELDS or p in NOT_PARAMETERS]
             if unknown:
@@ -107,13 +92,9 @@ class Arena(JudgedMetric):
     def required_fields(self) -> tuple[str, ...]:
         return ("contestants", *self.evaluation_params)
 
-    def prepare(self, judge: Backend | None) -> Arena:
-        """This metric with its evaluation steps written, so a run generates them once."""
-        if self.evaluation_steps or judge is None:
-            return self
-        parameters = join_labels([*self._labels(), "Output A", "Output B"])
-        steps = generate_steps(judge, self.criteria, parameters, self.steps_prompt)
-        return self.model_copy(update={"evaluation_steps": steps, "steps_source": "generated"})
+    def shown_labels(self) -> list[str]:
+        """What the judge sees, as the steps prompt names it: the fields, then the two outputs."""
+        return [*self._labels(), "Output A", "Output B"]
 
     def prompt_start(self, case: TestCase) -> str:
         """The first comparison's prompt: the instructions, then the case."""
@@ -133,7 +114,7 @@ class Arena(JudgedMetric):
     def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
         """Every pair in both orders; the score is the first-named contestant's mean preference."""
         arena = self.prepare(judge)
-        method, fallback = scoring_method(self.scoring, self.allow_fallback, judge)
+        method, fallback = self.scoring_on(judge)
         contestants = list(case.contestants or {})
         pairs = [arena._pair(case, a, b, judge, cast(ArenaScoring, method))
                  for a, b in itertools.combinations(contestants, 2)]

@@ -1,5 +1,8 @@
 """What the metrics that judge against free-text criteria share (G-Eval, the arena).
 
+* their options, declared once in :class:`CriteriaMetric`: the criteria or the
+  evaluation steps, how fields are labelled, the scoring method and its fallback,
+  the sampling settings, the steps prompt;
 * evaluation steps written once from the criteria (:func:`generate_steps`, the
   prompt ``geval/steps``), so a run over many cases judges them by the same steps;
 * the choice of scoring method: log-probabilities when the backend gives them,
@@ -14,11 +17,14 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
+
+from pydantic import Field, model_validator
 
 from localeval.backends.base import Backend, DistributionRequest, JsonRequest
 from localeval.distribution import CandidateDistribution
 from localeval.errors import BackendError
+from localeval.metrics.judged import JudgedMetric
 from localeval.prompts import RenderedPrompt, load_prompt
 
 MAX_STEPS = 8
@@ -106,3 +112,64 @@ def read_distribution(judge: Backend, prompt: RenderedPrompt, candidates: Iterab
             "there; check the prompt and the model's chat format"
         )
     return dist
+
+
+class CriteriaMetric(JudgedMetric):
+    """The options of a metric that judges against free-text criteria, declared once (G-Eval, the arena).
+
+    A subclass adds what it judges (``evaluation_params``, its rubric), may narrow
+    ``scoring`` to the methods it has, and names the fields the steps prompt lists
+    (:meth:`shown_labels`); :meth:`prepare` writes the steps once per run.
+    """
+
+    criteria: str | None = Field(None, description="What a good (or a better) output is, in plain words.")
+    evaluation_steps: tuple[str, ...] | None = Field(
+        None, description="How to check the criteria; generated once per run from them when absent."
+    )
+    steps_source: Literal["given", "generated"] = Field(
+        "given", description="Set by prepare(); not an option to give."
+    )
+    field_labels: dict[str, str] = Field(
+        default_factory=dict, description="How the prompt names a field, e.g. input -> 'Source Document'."
+    )
+    scoring: Scoring = Field(
+        "logprobs",
+        description="logprobs: from the judge's distribution; top (G-Eval): its most likely score; "
+        "sampling: the mean of sampled verdicts.",
+    )
+    allow_fallback: bool = Field(
+        False, description="Use sampling when the backend has no log-probabilities (recorded)."
+    )
+    min_covered_mass: float = Field(
+        0.1, ge=0.0, le=1.0, description="Below this, a verdict read from log-probabilities is an error."
+    )
+    # 20, the G-Eval paper's n, for both: G-Eval had 20 and the arena 10 (per order). G-Eval's is kept
+    # because its sampled scores are the ones recorded (the alignment tables sample 20, meta-eval's and
+    # the synthesizer's filter use the default) and it is the metric most configs sample with; an arena
+    # that samples now reads 20 verdicts per order. Scores read from log-probabilities (the default,
+    # and the golden example run's) do not depend on it.
+    samples: int = Field(20, ge=1, le=200, description="sampling: verdicts sampled per score (the arena: per order).")
+    temperature: float = Field(1.0, gt=0.0, description="sampling: the temperature of every sample.")
+    seed: int = Field(0, description="sampling: the first sample's seed, the next ones count up (so they are cached).")
+    steps_prompt: Path | None = Field(None, description="Your own prompt file for the steps.")
+
+    @model_validator(mode="after")
+    def _criteria_or_steps(self) -> Self:
+        if not self.criteria and not self.evaluation_steps:
+            raise ValueError("give criteria or evaluation_steps")
+        return self
+
+    def shown_labels(self) -> list[str]:
+        """What the judge sees, as the steps prompt names it ("Input", "Actual Output")."""
+        raise NotImplementedError
+
+    def prepare(self, judge: Backend | None) -> Self:
+        """This metric with its evaluation steps written, so a run generates them once."""
+        if self.evaluation_steps or judge is None:
+            return self
+        steps = generate_steps(judge, self.criteria, join_labels(self.shown_labels()), self.steps_prompt)
+        return self.model_copy(update={"evaluation_steps": steps, "steps_source": "generated"})
+
+    def scoring_on(self, judge: Backend) -> tuple[Scoring, str | None]:
+        """The method this metric scores with on ``judge``, and the fallback taken (:func:`scoring_method`)."""
+        return scoring_method(self.scoring, self.allow_fallback, judge)

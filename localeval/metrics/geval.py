@@ -38,15 +38,14 @@ from localeval.metrics.base import field_text
 from localeval.metrics.criteria import (
     MAX_STEPS,
     STEPS_SCHEMA,
+    CriteriaMetric,
     Scoring,
     field_label,
-    generate_steps,
     join_labels,
     read_distribution,
     sampled_mean,
-    scoring_method,
 )
-from localeval.metrics.judged import Exchange, JudgedMetric, Judgement, format_score
+from localeval.metrics.judged import Exchange, Judgement, format_score
 from localeval.prompts import RenderedPrompt, load_prompt
 
 MAX_SCORE = 100
@@ -67,8 +66,11 @@ class RubricItem(BaseModel):
     expected_outcome: str
 
 
-class GEval(JudgedMetric):
+class GEval(CriteriaMetric):
     """Judge a case against free-text criteria with a local model.
+
+    The options it shares with the arena (criteria, steps, scoring, sampling) are
+    :class:`~localeval.metrics.criteria.CriteriaMetric`'s.
 
     A variant for another kind of case (:class:`~localeval.metrics.conversational.geval.ConversationalGEval`)
     sets ``score_template``, ``parameter_names`` and overrides :meth:`shown_fields`.
@@ -84,18 +86,8 @@ class GEval(JudgedMetric):
     #: Kept from before the shared base, so G-Eval's reason requests (and cached replies) stay the same.
     reason_tokens = 256
 
-    criteria: str | None = Field(None, description="What a good output is, in plain words.")
-    evaluation_steps: tuple[str, ...] | None = Field(
-        None, description="How to check the criteria; generated once per run when absent."
-    )
-    steps_source: Literal["given", "generated"] = Field(
-        "given", description="Set by prepare(); not an option to give."
-    )
     evaluation_params: tuple[str, ...] = Field(
         ("input", "actual_output"), description="The test-case fields the judge sees."
-    )
-    field_labels: dict[str, str] = Field(
-        default_factory=dict, description="How the prompt names a field, e.g. input -> 'Source Document'."
     )
     rubric: tuple[RubricItem, ...] = ()
     layout: Layout = Field(
@@ -105,17 +97,6 @@ class GEval(JudgedMetric):
     strict_mode: bool = Field(
         False, description="Binary: scores 0/1, 1 only when the judge favours 1 (a tie is 0); threshold 1."
     )
-    scoring: Scoring = "logprobs"
-    allow_fallback: bool = Field(
-        False, description="Use sampling when the backend has no log-probabilities (recorded)."
-    )
-    min_covered_mass: float = Field(
-        0.1, ge=0.0, le=1.0, description="Below this, a logprobs/top score is an error."
-    )
-    samples: int = Field(20, ge=1, le=200)
-    temperature: float = Field(1.0, gt=0.0)
-    seed: int = 0
-    steps_prompt: Path | None = Field(None, description="Your own prompt file for the steps.")
     score_prompt: Path | None = Field(None, description="Your own prompt file for the score.")
 
     @classmethod
@@ -125,8 +106,6 @@ class GEval(JudgedMetric):
 
     @model_validator(mode="after")
     def _check(self) -> GEval:
-        if not self.criteria and not self.evaluation_steps:
-            raise ValueError("give criteria or evaluation_steps")
         for option, names in (("evaluation_params", self.evaluation_params), ("field_labels", self.field_labels)):
             unknown = [p for p in names if p not in self.parameter_names]
             if unknown:
@@ -145,14 +124,6 @@ class GEval(JudgedMetric):
     def required_fields(self) -> tuple[str, ...]:
         return self.evaluation_params
 
-    def prepare(self, judge: Backend | None) -> GEval:
-        """This metric with its evaluation steps written, so a run generates them once."""
-        if self.evaluation_steps or judge is None:
-            return self
-        return self.model_copy(
-            update={"evaluation_steps": self._generate_steps(judge), "steps_source": "generated"}
-        )
-
     def judge_case(self, case: Any, judge: Backend) -> Judgement:
         """The score, with the evaluation steps written first if this metric was not prepared."""
         return self.prepare(judge)._score_prepared(case, judge)
@@ -170,7 +141,7 @@ class GEval(JudgedMetric):
     def _score_prepared(self, case: Any, judge: Backend) -> Judgement:
         variables = self._variables(case)
         prompt = load_prompt(self.score_template, self.score_prompt).render(**variables)
-        method, fallback = self._method(judge)
+        method, fallback = self.scoring_on(judge)
         if method == "sampling":
             raw, evidence = self._sample(prompt, judge)
         else:
@@ -200,9 +171,6 @@ class GEval(JudgedMetric):
         """
         low, high = self.score_range
         return float(raw > 0.5) if self.strict_mode else scale_to_unit(raw, low, high)
-
-    def _method(self, judge: Backend) -> tuple[Scoring, str | None]:
-        return scoring_method(self.scoring, self.allow_fallback, judge)
 
     def _distribution(self, prompt: RenderedPrompt, judge: Backend, method: Scoring) -> tuple[float, dict[str, Any]]:
         scores = self._scores()
@@ -270,9 +238,6 @@ class GEval(JudgedMetric):
 
     def _label(self, field: str) -> str:
         return field_label(field, self.field_labels)
-
-    def _generate_steps(self, judge: Backend) -> tuple[str, ...]:
-        return generate_steps(judge, self.criteria, join_labels(self.shown_labels()), self.steps_prompt)
 
 
 def most_likely_score(probabilities: dict[str, float], scores: dict[str, float]) -> float:

@@ -25,7 +25,8 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, SerializeAsAny, model_validator
 
 from localeval.backends.base import TextRequest
-from localeval.backends.options import BackendOptions, LlamaCppOptions
+from localeval.backends.llamacpp import LlamaCppOptions
+from localeval.backends.options import BackendOptions
 from localeval.backends.registry import backend_options
 
 #: The user message when the table names none: the golden's input as it is.
