@@ -40,11 +40,13 @@ from pydantic import (
     model_validator,
 )
 
-from localeval.backends.options import BackendOptions, LlamaCppOptions
+from localeval.backends.llamacpp import LlamaCppOptions
+from localeval.backends.options import BackendOptions
 from localeval.backends.registry import backend_options
 from localeval.errors import ConfigError, first_problem
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
+from localeval.metrics.registry import metric_class
 from localeval.plugins import load_plugins
 from localeval.synthesizer.options import SynthesizerOptions
 from localeval.targets.options import TargetOptions
@@ -64,7 +66,7 @@ class DatasetConfig(_Section):
 
 #: A judge's table, ``[backend]``: the options model of the backend kind its ``kind`` names
 #: (llama.cpp when it names none), so each kind takes exactly its own keys. Built-in kinds'
-#: models are in :mod:`localeval.backends.options`; a plugin's kind brings its own.
+#: models are beside their backends (``backends/<kind>.py``); a plugin's kind brings its own.
 BackendConfig = Annotated[SerializeAsAny[BackendOptions], PlainValidator(backend_options)]
 
 
@@ -78,6 +80,27 @@ class ReportConfig(_Section):
     def copies(self) -> dict[str, Path | None]:
         """{report format: where its copy goes} (see :mod:`localeval.reports.formats`)."""
         return {"json": self.path, "html": self.html, "junit": self.junit}
+
+
+class MetricDefaults(_Section):
+    """``[metrics_defaults]``: run-wide settings of every metric, so none has to be edited one by one."""
+
+    reasons: bool = Field(
+        True, description="false: no metric asks the judge for a reason (faster; the scores are the same)."
+    )
+    threshold: Literal["calibrated"] | None = Field(
+        None, description="'calibrated': every metric that asks a judge, and gives no threshold of its own, "
+        "takes the judge's checked threshold for its family (localeval check-judge).",
+    )
+
+    def applied(self, cls: type[Metric], options: dict[str, Any]) -> dict[str, Any]:
+        """A metric's options with these defaults on top (reasons off) or beneath (a calibrated threshold)."""
+        fields = cls.model_fields
+        if not self.reasons and "include_reason" in fields:
+            options = {**options, "include_reason": False}
+        if self.threshold is not None and cls.needs_judge and "threshold" not in options:
+            options = {**options, "threshold": self.threshold}
+        return options
 
 
 class CacheConfig(_Section):
@@ -95,6 +118,7 @@ class RunConfig(_Section):
         default_factory=dict, description="Named judges, [judges.NAME], for metrics that say judge = 'NAME'."
     )
     metrics: list[dict[str, Any]] = Field(default_factory=list)
+    metrics_defaults: MetricDefaults = Field(default_factory=MetricDefaults)
     report: ReportConfig = Field(default_factory=ReportConfig)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     synthesizer: SynthesizerOptions = Field(
@@ -186,6 +210,8 @@ class RunConfig(_Section):
             where = f"{self.source}: metrics[{i}]"
             if not isinstance(kind, str):
                 raise ConfigError(f"{where}: the 'metric' key (its type, e.g. 'geval') is missing")
+            cls = metric_class(kind)
+            options = self.metrics_defaults.applied(cls, options) if cls is not None else options
             metric = self._rebase_paths(build_metric(kind, options, where, folder=self._base()))
             self._check_judge(metric, where)
             built.append(metric)

@@ -18,6 +18,11 @@ class Paths:
         """Where runs keep their journal and reports unless ``--run-dir`` says otherwise."""
         return self.runs_dir or self.home / "runs"
 
+    @property
+    def judge_checks(self) -> Path:
+        """Where ``localeval check-judge`` keeps each judge's check, one file per fingerprint."""
+        return self.home / "judge-checks"
+
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Paths:
         """``LOCALEVAL_HOME``, ``LOCALEVAL_CACHE_DIR`` and ``LOCALEVAL_RUNS_DIR``, else the XDG folders."""

@@ -47,7 +47,11 @@ class RenderedPrompt:
 
 @dataclass(frozen=True)
 class PromptTemplate:
-    """A parsed prompt file. ``sha256`` identifies its text in results and cache keys."""
+    """A parsed prompt file. ``sha256`` identifies its text; results do not record it.
+
+    The cache keys on the rendered request, whose messages hold the prompt's text, so an
+    edited prompt file is a new key without the hash taking part.
+    """
 
     source: str
     sections: tuple[tuple[str, str, int], ...]  #: (role, body, line of the body's start)

@@ -14,7 +14,7 @@ import sys
 import typer
 from rich.markup import escape
 
-from localeval.cli import data_commands, manage_commands, run_commands
+from localeval.cli import data_commands, judge_commands, manage_commands, run_commands
 from localeval.cli.exits import EXIT_INPUT
 from localeval.cli.options import stderr
 from localeval.errors import LocalevalError
@@ -44,6 +44,7 @@ app.command()(run_commands.report)
 app.command()(run_commands.compare)
 app.command()(run_commands.arena)
 app.command("meta-eval")(data_commands.meta_eval)
+app.command("check-judge")(judge_commands.check_judge)
 backends_app.command("check")(manage_commands.backends_check)
 backends_app.command("list")(manage_commands.backends_list)
 models_app.command("list")(manage_commands.models_list)

@@ -22,14 +22,17 @@ from localeval.backends.cache import CachedBackend
 from localeval.cli.console import print_errors, print_report, progress_bar
 from localeval.cli.exits import EXIT_ERRORED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from localeval.cli.generate import generate_all, load_targets, target_templates
+from localeval.cli.judge_check import judge_fingerprints, print_trust
 from localeval.cli.loading import load_dataset, make_cache_folder, ray_executor
 from localeval.cli.meta_eval import meta_eval
 from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
-from localeval.cli.settings import MetaEvalSettings, ResumeChanges, meta_eval_settings_from_cli, settings_from_cli
+from localeval.cli.settings import CommandLine, MetaEvalSettings, meta_eval_settings_from_cli, settings_from_cli
 from localeval.config import RunConfig
 from localeval.data.results import RunReport
 from localeval.files import make_folder
 from localeval.judge import load_judges
+from localeval.metaeval.check import CheckStore
+from localeval.metaeval.trust import assess, calibrated
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.reports import write_reports
@@ -54,7 +57,7 @@ class RunFlags:
     ray_address: str | None = None  #: a Ray cluster; None: a local runtime on 127.0.0.1
     ray_workers: int | None = None  #: Ray actors; None: the cluster's CPUs / the judge's threads
     command: Literal["run", "arena"] = "run"  #: the command that resumes the run, for the hint on Ctrl-C
-    changes: ResumeChanges = ResumeChanges()  #: what a resume changes in the run's own settings
+    changes: CommandLine = CommandLine()  #: what a resume puts on top of the run's own settings
 
 
 def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str],
@@ -77,6 +80,8 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     with ExitStack() as stack:
         targets = load_targets(config, templates, paths, environ, stack, err)
         judge, judges = load_judges(tables, config.cache, paths, environ, stack, err)
+        fingerprints = judge_fingerprints(judge, judges)
+        metrics = calibrated(metrics, fingerprints, CheckStore(paths.judge_checks))  # before any judge call
         if journal is None:  # only now: a judge that cannot load leaves no run behind
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
                                 flags.run_dir, paths.runs)
@@ -110,7 +115,9 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
             print_line(err, escape(options.executor.summary()))
     if generated is not None:
         report = generated.apply(report, metrics)
+    report = report.model_copy(update={"trust": assess(metrics, fingerprints, CheckStore(paths.judge_checks))})
     print_report(out, report)
+    print_trust(err, report.trust)
     print_errors(err, report)
     written = write_reports(report, run_dir, config.report.copies())
     print_line(out, escape("Reports: " + ", ".join(str(p) for p in written)))

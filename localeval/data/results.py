@@ -39,6 +39,9 @@ class MetricResult(BaseModel):
     )
     passed: bool | None = None
     threshold: float
+    threshold_source: str = Field(
+        "configured", description="Where the threshold came from: 'configured', or 'calibrated: …' with the check."
+    )
     lower_is_better: bool = Field(False, description="Passes at score <= threshold instead of >=.")
     reason: str = ""
     details: dict[str, Any] = Field(default_factory=dict, description="The evidence.")
@@ -129,6 +132,48 @@ class TargetRecord(BaseModel):
     errors: dict[int, str] = Field(default_factory=dict, description="Case index -> why it has no output.")
 
 
+class FamilyTrust(BaseModel):
+    """What a judge's check says of one metric family a run used (see ``localeval check-judge``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    family: str
+    metrics: list[str] = Field(description="The run's metrics this family's check speaks for.")
+    checked: bool = Field(description="The judge was checked on this family.")
+    covered: bool = Field(True, description="False: no planted pairs exist for this kind of metric (named here).")
+    ordered: float | None = Field(None, description="Share of planted pairs whose good variant scored better.")
+    pairs: int = 0
+    bad_failed: int = Field(0, description="Planted-bad variants that failed at the metric's default threshold.")
+    good_passed: int = 0
+    calibrated_threshold: float | None = None
+    held_out_accuracy: float | None = Field(None, description="The calibrated threshold's accuracy on held-out pairs.")
+    at_chance: bool = Field(False, description="Ordered fewer than 75% of the pairs: its verdicts here mean little.")
+
+
+class JudgeTrust(BaseModel):
+    """How far to trust one judge of a run: its check, family by family, or that it has none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    judge: str = Field(description="'backend' (the default judge) or the name of a [judges.NAME] table.")
+    model: str
+    checked_at: str | None = Field(None, description="When its check ran; None: never checked.")
+    families: list[FamilyTrust] = Field(default_factory=list)
+    check_command: str = Field(description="The command that checks this judge.")
+
+    @property
+    def at_chance(self) -> list[str]:
+        return [f.family for f in self.families if f.at_chance]
+
+    @property
+    def unchecked(self) -> list[str]:
+        return [f.family for f in self.families if f.covered and not f.checked]
+
+    @property
+    def uncovered(self) -> list[str]:
+        return [f.family for f in self.families if not f.covered]
+
+
 class RunReport(BaseModel):
     """The versioned JSON report of one run."""
 
@@ -148,6 +193,9 @@ class RunReport(BaseModel):
     )
     target_summaries: dict[str, list[MetricSummary]] = Field(
         default_factory=dict, description="With several targets: each target's summaries, by target name."
+    )
+    trust: list[JudgeTrust] = Field(
+        default_factory=list, description="Each judge's check on the metric families this run used."
     )
 
     @property

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localeval.backends.base import Backend
 from localeval.data.case import Case, ConversationalTestCase, TestCase
@@ -77,9 +77,28 @@ class Metric(BaseModel):
 
     name: str | None = Field(None, description="Shown in reports; defaults to the kind.")
     threshold: float = Field(0.5, ge=0.0, le=1.0, description="Passes when score >= threshold.")
+    threshold_source: str = Field(
+        "configured",
+        description="Where the threshold came from: 'configured' (given, or the metric's default); "
+        "'calibrated' asks for the judge's checked threshold, which a run puts here with its provenance.",
+    )
     judge_name: str | None = Field(
         None, alias="judge", description="The judge this metric asks: a [judges.NAME] table; None: [backend]."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _calibrated_threshold(cls, data: Any) -> Any:
+        """``threshold = "calibrated"``: the default threshold until a run reads the judge's check."""
+        if isinstance(data, dict) and data.get("threshold") == "calibrated":
+            default = cls.model_fields["threshold"].default
+            return {**data, "threshold": default, "threshold_source": "calibrated"}
+        return data
+
+    @property
+    def threshold_unresolved(self) -> bool:
+        """The threshold is to be calibrated and no run has read the judge's check yet."""
+        return self.threshold_source == "calibrated"
 
     @property
     def display_name(self) -> str:
@@ -126,6 +145,9 @@ class Metric(BaseModel):
     def measure(self, case: Case, judge: Backend | None = None) -> MetricResult:
         """Score one case. Expected failures become an error result, not an exception."""
         start = time.perf_counter()
+        if self.threshold_unresolved:  # pass or fail would be decided by a threshold nobody chose
+            return self._result(error=f"metric '{self.display_name}': threshold 'calibrated' was never read from "
+                                      "the judge's check (localeval.metaeval.trust.calibrated)", start=start)
         try:
             self.check_case(case)
             if self.needs_judge and judge is None:
@@ -168,6 +190,7 @@ class Metric(BaseModel):
             metric=self.display_name,
             kind=self.kind,
             threshold=self.threshold,
+            threshold_source=self.threshold_source,
             lower_is_better=self.lower_is_better,
             duration_s=time.perf_counter() - start,
             **fields,

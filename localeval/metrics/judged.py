@@ -35,6 +35,7 @@ from pydantic import Field, TypeAdapter, ValidationError, model_validator
 from localeval.backends.base import Backend, JsonReply, JsonRequest
 from localeval.errors import BackendError, PromptError
 from localeval.metrics.base import Metric, Verdict
+from localeval.metrics.reasons import cut_loop
 from localeval.prompts import RenderedPrompt, load_prompt
 
 REASON_SCHEMA: dict[str, Any] = {
@@ -149,9 +150,12 @@ class JudgedMetric(Metric):
         reason = judged.summary
         if self.include_reason:
             try:
-                reason = self._reason(judge, judged)
+                reason, cut = cut_loop(self._reason(judge, judged))
             except (BackendError, PromptError) as err:  # the score stands; say why the reason is missing
                 details["reason_error"] = f"{type(err).__name__}: {err}"
+            else:
+                if cut:
+                    details["reason_loop_cut"] = cut  # characters of a loop left out (metrics/reasons.py)
         return Verdict(score=self.final_score(judged.score), reason=reason, details=details)
 
     def _reason(self, judge: Backend, judged: Judgement) -> str:

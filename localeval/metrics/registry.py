@@ -37,6 +37,11 @@ def _identity(cls: type[Metric]) -> str:
 
 
 
+def metric_class(kind: str) -> type[Metric] | None:
+    """The class a kind (or a preset, 'geval:coherence') builds; None when unknown (``build_metric`` says so)."""
+    return _REGISTRY.get(kind.partition(":")[0])
+
+
 def metric_names() -> list[str]:
     """Every name ``build_metric`` takes: registered kinds and G-Eval presets ('geval:coherence')."""
     return sorted(_REGISTRY) + [f"geval:{name}" for name in sorted(PRESETS)]

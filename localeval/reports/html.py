@@ -20,6 +20,7 @@ from localeval.reports.cases_html import render_cases
 from localeval.reports.rules import pass_rule
 from localeval.reports.svg import histogram
 from localeval.reports.targets_html import render_targets
+from localeval.reports.trust import trust_lines
 
 
 def render_html(report: RunReport) -> str:
@@ -30,11 +31,22 @@ def render_html(report: RunReport) -> str:
         style=_asset("report.css"),
         script=_asset("report.js"),
         header=_header(report),
+        trust=_trust(report),
         summary=_summary(report),
         arena=_arena(report) + render_targets(report),
         cases=render_cases(report),
         version=escape(report.localeval_version),
     )
+
+
+def _trust(report: RunReport) -> str:
+    """The banner: each judge's check on the families the run used; its loudest line sets its colour."""
+    lines = trust_lines(report.trust)
+    if not lines:
+        return ""
+    level = next(lvl for lvl in ("alarm", "warn", "ok") if any(line[0] == lvl for line in lines))
+    body = "".join(f'<p class="{lvl}">{escape(text)}</p>' for lvl, text in lines)
+    return f'<section class="trust {level}" role="status" aria-label="how far to trust the judges">{body}</section>'
 
 
 def _arena(report: RunReport) -> str:

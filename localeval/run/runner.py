@@ -122,6 +122,12 @@ def evaluate(
     options = options or RunOptions()
     events = events or Events()
     unanswered = unanswered or {}
+    unresolved = [m.display_name for m in metrics if m.threshold_unresolved]
+    if unresolved:  # before any judge call: which threshold would decide pass or fail?
+        raise ConfigError(
+            f"metric '{unresolved[0]}': threshold 'calibrated' is read from the judge's check by `localeval run`; "
+            "in Python, pass the metrics through localeval.metaeval.trust.calibrated first"
+        )
     check_inputs(dataset, metrics, skip=unanswered)
     panel = JudgePanel.of(metrics, judge, judges)
     before = panel.usage()

@@ -227,6 +227,8 @@ def describe(result: MetricResult, metric: Metric, wanted: str = "", marks: Sequ
 
 _PREPARED: OrderedDict[tuple[str, str, str], Metric] = OrderedDict()
 _PREPARED_LOCK = threading.Lock()
+#: Every metric asked of a judge in this process, by the judge's fingerprint: what pytest's summary trusts.
+_JUDGED: dict[str, dict[str, Metric]] = {}
 
 
 def prepared(metric: Metric, judge: Backend | None) -> Metric:
@@ -236,6 +238,11 @@ def prepared(metric: Metric, judge: Backend | None) -> Metric:
     prepare is not remembered: the unprepared metric tries again when it measures,
     and its result records the error (as in a run).
     """
+    if metric.threshold_unresolved and judge is not None:
+        metric = _calibrated(metric, judge)
+    if judge is not None and metric.needs_judge:
+        with _PREPARED_LOCK:
+            _JUDGED.setdefault(judge.fingerprint.model_dump_json(), {})[metric.model_dump_json()] = metric
     fingerprint = judge.fingerprint.model_dump_json() if judge is not None else ""
     kind = type(metric)
     key = (f"{kind.__module__}.{kind.__qualname__}", metric.model_dump_json(), fingerprint)
@@ -252,6 +259,22 @@ def prepared(metric: Metric, judge: Backend | None) -> Metric:
         while len(_PREPARED) > PREPARED_MAX:
             _PREPARED.popitem(last=False)
     return ready
+
+
+def _calibrated(metric: Metric, judge: Backend) -> Metric:
+    """The metric with the threshold the judge's stored check chose (a ``ConfigError`` when it has none)."""
+    from localeval.metaeval.check import CheckStore
+    from localeval.metaeval.trust import calibrated, judge_name
+    from localeval.paths import Paths
+
+    store = CheckStore(Paths.from_environ(os.environ).judge_checks)
+    return calibrated([metric], {judge_name(metric): judge.fingerprint}, store)[0]
+
+
+def judged() -> list[tuple[str, list[Metric]]]:
+    """Each judge this process asked (its fingerprint as JSON) with the metrics it was asked about."""
+    with _PREPARED_LOCK:
+        return [(fingerprint, list(metrics.values())) for fingerprint, metrics in _JUDGED.items()]
 
 
 def clear_prepared() -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -79,6 +80,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(MARKER)
         if skip and item.get_closest_marker(MARKER) is not None:
             item.add_marker(pytest.mark.skip(reason=f"--localeval-skip: {MARKER} tests are skipped"))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """How far to trust each judge the session's assertions asked: its check, or that it has none."""
+    assertions = sys.modules.get("localeval.testing.assertions")
+    if assertions is None:  # nothing was judged through localeval.testing: nothing to say, nothing imported
+        return
+    from localeval.backends.base import Fingerprint
+    from localeval.metaeval.check import CheckStore
+    from localeval.metaeval.trust import DEFAULT_JUDGE, assess
+    from localeval.paths import Paths
+    from localeval.reports.trust import trust_lines
+
+    store = CheckStore(Paths.from_environ(os.environ).judge_checks)
+    lines = []
+    for fingerprint, metrics in assertions.judged():
+        judge = Fingerprint.model_validate_json(fingerprint)
+        lines += trust_lines(assess([m.model_copy(update={"judge_name": None}) for m in metrics],
+                                    {DEFAULT_JUDGE: judge}, store))
+    if lines:
+        terminalreporter.section("localeval: how far to trust the judges")
+        for level, text in lines:
+            terminalreporter.write_line(text, red=level == "alarm", yellow=level == "warn", green=level == "ok")
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,142 @@
+"""The glue of ``localeval check-judge``: a judge through the planted pairs, stored, printed; and a run's trust lines."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from localeval.backends.base import Backend, Fingerprint
+from localeval.backends.llamacpp import LlamaCppOptions
+from localeval.backends.options import BackendOptions
+from localeval.cli.console import progress_bar
+from localeval.cli.exits import EXIT_ERRORED, EXIT_OK
+from localeval.cli.loading import make_cache_folder
+from localeval.cli.settings import _backend_overrides
+from localeval.config import CacheConfig, RunConfig
+from localeval.data.results import JudgeTrust
+from localeval.errors import ConfigError
+from localeval.files import write_text_atomically
+from localeval.judge import load_judge
+from localeval.metaeval.check import CheckStore, FamilyCheck, JudgeCheck, check_judge, now
+from localeval.metaeval.families import BY_NAME, FAMILIES, Family
+from localeval.metaeval.trust import DEFAULT_JUDGE
+from localeval.paths import Paths
+from localeval.reports.terminal import print_line
+from localeval.reports.trust import share, trust_lines
+from localeval.run.events import Events
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    """What ``localeval check-judge`` was asked to do, checked."""
+
+    backend: BackendOptions
+    cache: CacheConfig
+    families: tuple[Family, ...]
+    pairs: int | None = None
+    report: Path | None = None
+
+
+def check_settings_from_cli(
+    *, config: Path | None, judge: str | None, model: str | None, backend: str | None,
+    base_url: str | list[str] | None, threads: int | None, families: Sequence[str] | None, pairs: int | None,
+    no_cache: bool, cache_dir: Path | None, report: Path | None,
+) -> CheckSettings:
+    """The command line's options, parsed and checked; a problem is a one-line ``ConfigError``."""
+    run_config = RunConfig.load(config) if config is not None else None
+    base: BackendOptions = LlamaCppOptions()
+    if run_config is not None:
+        base = run_config.backend
+        if judge is not None:
+            if judge not in run_config.judges:
+                known = ", ".join(sorted(run_config.judges)) or "none"
+                raise ConfigError(f"--judge {judge}: there is no [judges.{judge}] table in {config} (judges: {known})")
+            base = run_config.judges[judge]
+    elif judge is not None:
+        raise ConfigError("--judge names a [judges.NAME] table of a config: give --config too")
+    unknown = [f for f in families or () if f not in BY_NAME]
+    if unknown:
+        raise ConfigError(f"--family {unknown[0]}: no such family (families: {', '.join(BY_NAME)})")
+    if pairs is not None and pairs < 2:
+        raise ConfigError("--pairs: at least 2, so each half of the pairs has one")
+    cache = run_config.cache if run_config is not None else CacheConfig()
+    return CheckSettings(
+        backend=_backend_overrides(base, backend, model, base_url, threads),
+        cache=CacheConfig(enabled=cache.enabled and not no_cache, dir=cache_dir or cache.dir),
+        families=tuple(BY_NAME[f] for f in families) if families else FAMILIES,
+        pairs=pairs, report=report,
+    )
+
+
+def run_check(settings: CheckSettings, paths: Paths, out: Console, err: Console, environ: Mapping[str, str]) -> int:
+    """Check the judge, store the result under its fingerprint, print the table; returns the exit code."""
+    make_cache_folder(settings.cache, paths, True)
+    store = CheckStore(paths.judge_checks)
+    with ExitStack() as stack:
+        judge = load_judge(settings.backend, settings.cache, paths, environ, stack, err)
+
+        def checked(family: FamilyCheck) -> None:  # stored as it finishes: an interrupted check keeps it
+            print_line(err, escape(family_line(family)))
+            store.save(JudgeCheck(judge=judge.fingerprint, checked_at=now(), families=[family])
+                       .merged_into(store.load(judge.fingerprint)))
+
+        with progress_bar(err) as listen:
+            check = check_judge(judge, settings.families, limit=settings.pairs,
+                                events=Events(listen), checked=checked)
+    path = store.save(check.merged_into(store.load(check.judge)))
+    print_check(out, check)
+    print_line(out, escape(f"Stored: {path}"))
+    if settings.report is not None:
+        write_text_atomically(settings.report, check.model_dump_json(indent=2) + "\n")
+        print_line(out, escape(f"Report: {settings.report}"))
+    return EXIT_ERRORED if any(f.errored for f in check.families) else EXIT_OK
+
+
+def family_line(f: FamilyCheck) -> str:
+    """One family's check in a line, as it finishes."""
+    chance = " (AT CHANCE)" if f.at_chance else ""
+    return (f"{f.family}: ordered {share(f.ordered)}{chance}, bad failed {f.bad_failed}/{f.pairs - f.errored}, "
+            f"good passed {f.good_passed}/{f.pairs - f.errored}, {f.errored} errored, {f.seconds:.0f} s")
+
+
+def print_check(out: Console, check: JudgeCheck) -> None:
+    """The check as a table: one row per family."""
+    table = Table(title=f"Judge check: {check.judge.model} ({check.judge.kind})", title_justify="left")
+    for column in ("family", "pairs", "ordered", "bad failed", "good passed", "at", "calibrated", "held-out acc.",
+                   "errored", "s"):
+        table.add_column(column, justify="left" if column == "family" else "right")
+    for f in check.families:
+        calibrated = f.calibrated
+        table.add_row(
+            f"[bold red]{f.family} (at chance)[/]" if f.at_chance else f.family,
+            str(f.pairs), share(f.ordered), f"{f.bad_failed}/{f.pairs - f.errored}",
+            f"{f.good_passed}/{f.pairs - f.errored}", f"{f.threshold:g}",
+            "-" if calibrated is None else f"{calibrated.threshold:.3f}",
+            "-" if calibrated is None else share(calibrated.held_out_accuracy),
+            str(f.errored), f"{f.seconds:.0f}",
+        )
+    out.print(table)
+    for family, why in check.skipped.items():
+        print_line(out, escape(f"Skipped {family}: {why}"))
+
+
+def judge_fingerprints(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, Fingerprint]:
+    """A run's loaded judges by the name trust and calibration know them by ('backend': the default)."""
+    named = {name: j.fingerprint for name, j in judges.items()}
+    return {DEFAULT_JUDGE: judge.fingerprint, **named} if judge is not None else named
+
+
+STYLES = {"alarm": "bold red", "warn": "yellow", "ok": "green"}
+
+
+def print_trust(err: Console, trust: Sequence[JudgeTrust]) -> None:
+    """The run's trust lines, on stderr beside the summary."""
+    for level, text in trust_lines(trust):
+        style = STYLES[level]
+        err.print(f"[{style}]{escape(text)}[/]", highlight=False, soft_wrap=True)

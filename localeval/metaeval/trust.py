@@ -1,0 +1,113 @@
+"""How far a run may trust its judges, from their stored checks; and thresholds calibrated per judge.
+
+:func:`assess` says, for each judge of a run, what its check measured on each metric family the
+run asks it about, or that it was never checked there. :func:`calibrated` gives metrics whose
+threshold is ``"calibrated"`` the threshold the judge's check chose for their family, or refuses
+the run, before any judge call, naming the metric and the command that checks the judge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+from localeval.backends.base import Fingerprint
+from localeval.data.results import FamilyTrust, JudgeTrust
+from localeval.errors import ConfigError
+from localeval.metaeval.check import CheckStore, FamilyCheck, JudgeCheck
+from localeval.metaeval.families import family_of
+from localeval.metrics.base import Metric
+
+#: The name of the default judge ([backend]) among a run's judges.
+DEFAULT_JUDGE = "backend"
+#: Marks a metric kind no family's planted pairs cover (a DAG, a custom metric).
+UNCOVERED = "\0"
+
+
+def check_command(fingerprint: Fingerprint, judge: str = DEFAULT_JUDGE) -> str:
+    """The command a user runs to check this judge."""
+    if judge != DEFAULT_JUDGE:
+        return f"localeval check-judge --config CONFIG --judge {judge}"
+    if fingerprint.kind == "llama.cpp":
+        return f"localeval check-judge --model {fingerprint.model}"
+    return "localeval check-judge --config CONFIG"
+
+
+def parts(metric: Metric) -> Iterator[Metric]:
+    """The metric and, for one made of others (composite), each part, depth first."""
+    yield metric
+    for part in getattr(metric, "metrics", None) or ():
+        if isinstance(part, Metric):
+            yield from parts(part)
+
+
+def judge_name(metric: Metric) -> str:
+    return metric.judge_name or DEFAULT_JUDGE
+
+
+def assess(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: CheckStore) -> list[JudgeTrust]:
+    """Each judge's trust on the families the run's ``metrics`` ask it about (judges no metric asks: none)."""
+    asked: dict[str, dict[str, list[str]]] = {}
+    for metric in (p for m in metrics for p in parts(m) if p.needs_judge):
+        family = family_of(metric)
+        key = family.name if family is not None else f"{UNCOVERED}{metric.kind}"
+        names = asked.setdefault(judge_name(metric), {}).setdefault(key, [])
+        if metric.display_name not in names:
+            names.append(metric.display_name)
+    trust = []
+    for name, families in asked.items():
+        fingerprint = judges.get(name)
+        if fingerprint is None:
+            continue
+        check = store.load(fingerprint)
+        trust.append(JudgeTrust(
+            judge=name, model=fingerprint.model, checked_at=None if check is None else check.checked_at,
+            families=[_family_trust(family, used, check) for family, used in families.items()],
+            check_command=check_command(fingerprint, name),
+        ))
+    return trust
+
+
+def _family_trust(family: str, metrics: list[str], check: JudgeCheck | None) -> FamilyTrust:
+    if family.startswith(UNCOVERED):  # no planted pairs for this kind of metric: say so, never nothing
+        return FamilyTrust(family=family.removeprefix(UNCOVERED), metrics=metrics, checked=False, covered=False)
+    measured: FamilyCheck | None = None if check is None else check.family(family)
+    if measured is None:
+        return FamilyTrust(family=family, metrics=metrics, checked=False)
+    calibrated = measured.calibrated
+    return FamilyTrust(
+        family=family, metrics=metrics, checked=True, ordered=measured.ordered, pairs=measured.pairs,
+        bad_failed=measured.bad_failed, good_passed=measured.good_passed,
+        calibrated_threshold=None if calibrated is None else calibrated.threshold,
+        held_out_accuracy=None if calibrated is None else calibrated.held_out_accuracy,
+        at_chance=measured.at_chance,
+    )
+
+
+def calibrated(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: CheckStore) -> list[Metric]:
+    """``metrics`` with each ``threshold = "calibrated"`` replaced by its judge's checked threshold.
+
+    The value used and where it came from are the metric's ``threshold`` and ``threshold_source``,
+    which every result records. A judge with no check (or none on the metric's family) is a
+    ``ConfigError`` naming the metric and the command that checks the judge.
+    """
+    return [_calibrated(m, judges, store) if m.threshold_source == "calibrated" else m for m in metrics]
+
+
+def _calibrated(metric: Metric, judges: Mapping[str, Fingerprint], store: CheckStore) -> Metric:
+    name = judge_name(metric)
+    fingerprint = judges.get(name)
+    family = family_of(metric)
+    if fingerprint is None or family is None:
+        raise ConfigError(f"metric '{metric.display_name}': threshold 'calibrated' needs a metric that asks a judge")
+    check = store.load(fingerprint)
+    measured = None if check is None else check.family(family.name)
+    if check is None or measured is None or measured.calibrated is None:
+        what = "has not been checked" if check is None else f"has no calibrated threshold for family '{family.name}'"
+        raise ConfigError(
+            f"metric '{metric.display_name}': threshold 'calibrated', but judge '{name}' ({fingerprint.model}) "
+            f"{what}; run: {check_command(fingerprint, name)}"
+        )
+    chosen = measured.calibrated
+    source = (f"calibrated: judge check of {fingerprint.model} on '{family.name}', {check.checked_at}, "
+              f"held-out accuracy {chosen.held_out_accuracy:.2f} ({chosen.held_out_pairs} pairs)")
+    return metric.model_copy(update={"threshold": chosen.threshold, "threshold_source": source})

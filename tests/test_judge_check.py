@@ -1,0 +1,196 @@
+"""The judge check (localeval/metaeval/check.py, trust.py, families.py) with judges that answer from the prompt.
+
+A scripted judge here is evidence about the check's arithmetic, storage and refusals, not about any
+model: the figures a real judge earns are in docs/measurements (the check run on each shipped judge).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from localeval.backends.base import DistributionReply, DistributionRequest, Fingerprint
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
+from localeval.data.results import FamilyTrust, JudgeTrust
+from localeval.distribution import renormalize
+from localeval.errors import ConfigError
+from localeval.metaeval.check import CheckStore, JudgeCheck, check_family, check_judge, family_metric, variant_case
+from localeval.metaeval.families import BY_NAME, FAMILIES, Pair, family_of, load_pairs
+from localeval.metaeval.trust import assess, calibrated
+from localeval.metrics.registry import build_metric
+from localeval.reports.trust import trust_lines
+from localeval.run.runner import check_inputs, evaluate
+from localeval.testing import ScriptedJudge
+
+
+class PromptJudge(ScriptedJudge):
+    """Answers a score distribution from the prompt: 'Sydney' (the planted error) scores 1, else 5."""
+
+    def __init__(self, planted: str = "Sydney", **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.planted = planted
+        self.calls = 0
+
+    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
+        self.calls += 1
+        text = "".join(m.content for m in request.messages)
+        best = request.candidates[0] if self.planted in text else request.candidates[-1]
+        logprobs = {c: (-0.1 if c == best else -5.0) for c in request.candidates}
+        return DistributionReply(distribution=renormalize(logprobs))
+
+
+def pair(i: int, good: str, bad: str) -> Pair:
+    question = f"Question {i}: what is the capital of Australia?"
+    make = lambda out, v: TestCase(input=question, actual_output=out, expected_output="Canberra", name=f"p{i}/{v}")  # noqa: E731
+    return Pair(f"p{i}", "geography", "wrong city", make(good, "good"), make(bad, "bad"))
+
+
+def test_a_judge_that_tells_them_apart_orders_every_pair_and_fails_every_bad_answer() -> None:
+    pairs = [pair(i, "Canberra.", "Sydney.") for i in range(4)]
+    result = check_family(PromptJudge(), BY_NAME["correctness"], pairs)
+    assert (result.pairs, result.errored, result.ordered) == (4, 0, 1.0)
+    assert (result.bad_failed, result.good_passed, result.threshold) == (4, 4, 0.5)
+    assert result.calibrated is not None and result.calibrated.held_out_accuracy == 1.0
+    assert not result.at_chance
+
+
+def test_a_judge_that_scores_both_alike_is_at_chance() -> None:
+    pairs = [pair(i, "Canberra.", "Sydney.") for i in range(4)]
+    result = check_family(PromptJudge(planted="Australia"), BY_NAME["correctness"], pairs)  # in every prompt
+    assert result.ordered == 0.5  # four ties, each half
+    assert (result.bad_failed, result.good_passed) == (4, 0)  # everything scored 1 of 5: all fail
+    assert result.at_chance
+
+
+class ArenaJudge(ScriptedJudge):
+    """Prefers the output that does not hold the planted error, wherever it stands."""
+
+    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
+        text = "".join(m.content for m in request.messages)
+        output_a = text.split("Output A:")[-1].split("Output B:")[0]
+        best = " B" if "Sydney" in output_a else " A"
+        logprobs = {c: (-0.1 if c == best else -3.0) for c in request.candidates}
+        return DistributionReply(distribution=renormalize(logprobs))
+
+
+def test_in_the_arena_the_bad_first_score_is_one_minus_the_good_first_one() -> None:
+    pairs = [pair(i, "Canberra.", "Sydney.") for i in range(2)]
+    result = check_family(ArenaJudge(), BY_NAME["arena"], pairs)
+    assert result.ordered == 1.0
+    assert (result.bad_failed, result.good_passed) == (2, 2)
+
+
+def test_every_family_has_its_shipped_pairs_and_a_metric_that_takes_them() -> None:
+    for family in FAMILIES:
+        pairs = load_pairs(family)
+        assert len(pairs) >= 20, family.name
+        for p in pairs:
+            metric = family_metric(family, dict(p.options))
+            check_inputs(Dataset.from_cases([variant_case(family, p, v) for v in ("good", "bad")]), [metric])
+            assert p.good != p.bad
+
+
+def test_pair_names_are_unique_across_families() -> None:
+    names = [p.name for family in FAMILIES for p in load_pairs(family)]
+    assert len(names) == len(set(names))
+
+
+def test_a_family_speaks_for_the_metrics_of_a_run() -> None:
+    assert family_of(build_metric("geval:coherence")) == BY_NAME["geval-coherence"]
+    assert family_of(build_metric("geval", {"criteria": "Polite."})) == BY_NAME["correctness"]
+    assert family_of(build_metric("faithfulness")) == BY_NAME["faithfulness"]
+    assert family_of(build_metric("exact_match")) is None
+
+
+def fingerprint(model: str = "judge.gguf") -> Fingerprint:
+    return Fingerprint(kind="llama.cpp", model=model, model_sha256="ab" * 32, runtime="llama.cpp test")
+
+
+def stored(tmp_path: Path, ordered: float, threshold: float = 0.7) -> CheckStore:
+    store = CheckStore(tmp_path)
+    family = {
+        "family": "correctness", "metric": "geval", "pairs_sha256": "0" * 64, "pairs": 24, "errored": 0,
+        "ordered": ordered, "threshold": 0.5, "bad_failed": 3, "good_passed": 24,
+        "calibrated": {"threshold": threshold, "fit_accuracy": 1.0, "held_out_accuracy": 0.92,
+                       "fit_pairs": 12, "held_out_pairs": 12},
+    }
+    store.save(JudgeCheck.model_validate({"judge": fingerprint().model_dump(), "checked_at": "2026-11-25T16:00:00+00:00",
+                                          "families": [family]}))
+    return store
+
+
+def test_a_run_says_of_each_judge_its_check_or_that_it_has_none(tmp_path: Path) -> None:
+    metrics = [build_metric("geval", {"criteria": "Correct."}), build_metric("faithfulness"), build_metric("exact_match")]
+    [trust] = assess(metrics, {"backend": fingerprint()}, stored(tmp_path, ordered=0.96))
+    assert [(f.family, f.checked, f.at_chance) for f in trust.families] == [
+        ("correctness", True, False), ("faithfulness", False, False)]
+    lines = trust_lines([trust])
+    assert [level for level, _ in lines] == ["warn", "ok"]
+    assert "localeval check-judge --model judge.gguf" in lines[0][1]
+    assert "ordered 96% of 24 planted pairs" in lines[1][1]
+
+
+def test_a_judge_at_chance_is_said_loudly(tmp_path: Path) -> None:
+    [trust] = assess([build_metric("geval", {"criteria": "Correct."})], {"backend": fingerprint()},
+                     stored(tmp_path, ordered=0.5))
+    [(level, text)] = trust_lines([trust])
+    assert level == "alarm" and "AT CHANCE on correctness" in text
+
+
+def test_a_metric_no_family_covers_is_named() -> None:
+    trust = JudgeTrust(judge="backend", model="m", check_command="c", families=[
+        FamilyTrust(family="dag", metrics=["headings"], checked=False, covered=False)])
+    [(level, text)] = trust_lines([trust])
+    assert level == "warn" and "no judge check covers" in text
+
+
+def test_a_calibrated_threshold_is_the_checks_with_where_it_came_from(tmp_path: Path) -> None:
+    metric = build_metric("geval", {"criteria": "Correct.", "threshold": "calibrated", "include_reason": False,
+                                    "evaluation_steps": ["Check it."]})
+    assert metric.threshold_unresolved
+    [resolved] = calibrated([metric], {"backend": fingerprint()}, stored(tmp_path, 0.96, threshold=0.7))
+    assert resolved.threshold == 0.7
+    assert resolved.threshold_source.startswith("calibrated: judge check of judge.gguf on 'correctness'")
+    result = resolved.measure(TestCase(input="q", actual_output="a"), PromptJudge())
+    assert (result.threshold, result.threshold_source) == (0.7, resolved.threshold_source)
+
+
+def test_a_calibrated_threshold_without_a_check_names_the_metric_and_the_command(tmp_path: Path) -> None:
+    metric = build_metric("geval", {"name": "correctness", "criteria": "Correct.", "threshold": "calibrated"})
+    with pytest.raises(ConfigError, match=r"metric 'correctness': threshold 'calibrated', but judge 'backend' "
+                                          r"\(judge.gguf\) has not been checked; run: localeval check-judge"):
+        calibrated([metric], {"backend": fingerprint()}, CheckStore(tmp_path))
+
+
+def test_an_unresolved_calibrated_threshold_stops_a_run_before_any_judge_call() -> None:
+    metric = build_metric("geval", {"criteria": "Correct.", "threshold": "calibrated"})
+    judge = PromptJudge()
+    with pytest.raises(ConfigError, match="threshold 'calibrated' is read from the judge's check"):
+        evaluate(Dataset.from_cases([TestCase(input="q", actual_output="a")]), [metric], judge)
+    assert judge.calls == 0 and judge.requests == []
+
+
+def test_a_backend_without_distributions_skips_the_families_that_need_them() -> None:
+    from localeval.backends.base import Capabilities
+
+    judge = PromptJudge(capabilities=Capabilities(json_schema=True, distribution=False, multi_token_candidates=False))
+    check = check_judge(judge, [BY_NAME["correctness"]], limit=2)
+    assert check.families == []
+    assert check.skipped == {"correctness": "its metric reads log-probabilities, which this backend does not give"}
+    assert judge.calls == 0
+
+
+def test_a_check_merges_into_the_stored_one_family_by_family(tmp_path: Path) -> None:
+    store = stored(tmp_path, ordered=0.5)
+    earlier = store.load(fingerprint())
+    assert earlier is not None
+    newer = earlier.model_copy(update={"families": [earlier.families[0].model_copy(update={
+        "family": "faithfulness", "metric": "faithfulness"})]})
+    merged = newer.merged_into(earlier)
+    assert [f.family for f in merged.families] == ["correctness", "faithfulness"]
+    assert json.loads(merged.model_dump_json())["format_version"] == 1
+    assert not math.isnan(merged.families[0].ordered or 0.0)
