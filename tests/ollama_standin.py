@@ -63,8 +63,10 @@ from typing import Any
 
 import llama_cpp
 import numpy as np
+import tiers
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 from llama_cpp.llama_grammar import JSON_GBNF
+from servers import STOP_POLL
 
 #: Prompt tokens per forward pass (the in-process backend's default too).
 N_BATCH = 64
@@ -102,10 +104,11 @@ class OllamaStandIn:
 
     def serve(self) -> str:
         """Start on 127.0.0.1 at a free port; return the base URL."""
+        tiers.require("server", what="serving the Ollama stand-in")
         handler = type("Handler", (_Handler,), {"standin": self})
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs=STOP_POLL, daemon=True)
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         return self.url

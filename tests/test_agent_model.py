@@ -1,4 +1,5 @@
-"""The agentic metrics with the real default model: in-process, and the CLI on examples/agent in a subprocess.
+"""The agentic metrics with the real default model: in-process, and the CLI on examples/agent in a subprocess
+(and what the CLI refuses before it loads a model).
 
 Mechanics, not judgement (a 135M judge is near chance): every reply valid, one
 verdict per tool call, every score recomputed from what the result records.
@@ -8,20 +9,16 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from command_line import localeval
 
 from localeval.data.dataset import Dataset
 from localeval.data.results import MetricResult
 from localeval.metrics import ArgumentCorrectness, TaskCompletion
 from localeval.run.runner import evaluate
-
-pytestmark = pytest.mark.model
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "agent"
@@ -51,6 +48,7 @@ def check_task_completion(result: MetricResult) -> None:
     assert details["covered_mass"] >= 0.1
 
 
+@pytest.mark.model
 def test_judged_agent_metrics_in_process(llama_backend: Any) -> None:
     full = Dataset.load(EXAMPLE / "agent.jsonl")
     dataset = Dataset.from_cases([c for c in full.cases if c.name in CASES])
@@ -63,13 +61,9 @@ def test_judged_agent_metrics_in_process(llama_backend: Any) -> None:
         assert "reason_error" not in arguments.details and "reason_error" not in completion.details
 
 
-def localeval(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
-
-
+@pytest.mark.model
 def test_cli_runs_the_agent_example_and_reruns_from_the_cache(tmp_path: Path) -> None:
-    env = {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "120"}
+    env = {"LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "120"}
     config = str(EXAMPLE / "eval.toml")
     first = localeval("run", "-c", config, "--report", str(tmp_path / "a.json"), env=env)
     assert first.returncode == 1, first.stderr  # tools_exact fails on two cases; nothing errors
@@ -97,7 +91,7 @@ def test_cli_refuses_a_trace_without_tools_called_before_loading_a_model(tmp_pat
     lines = (EXAMPLE / "agent.jsonl").read_text().splitlines()
     broken = {k: v for k, v in json.loads(lines[2]).items() if k != "tools_called"}
     data.write_text("\n".join([*lines[:2], json.dumps(broken), *lines[3:]]) + "\n")
-    env = {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache")}
+    env = {"LOCALEVAL_CACHE_DIR": str(tmp_path / "cache")}
     result = localeval("run", str(data), "-m", "tool_correctness", "-m", "task_completion", "--model", "nope.gguf",
                        env=env)
     assert result.returncode == 2

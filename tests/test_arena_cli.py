@@ -3,43 +3,32 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from command_line import Project
+
+from localeval.cli.exits import EXIT_FAILED
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "arena"
 
 
-def localeval(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, env=env,
-                          timeout=600)
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "LOCALEVAL_RUNS_DIR": str(tmp_path / "runs"),
-            "COLUMNS": "100"}
-
-
-def judged_run(data: Path, folder: Path, env: dict[str, str]) -> Path:
+def judged_run(data: Path, folder: Path, project: Project) -> Path:
     """A run of ``data`` with exact_match only (no judge), its folder."""
-    done = localeval("run", str(data), "-c", str(EXAMPLE / "runs.toml"), "--run-dir", str(folder), env=env)
-    assert done.returncode in (0, 1), done.stderr
+    done = project.localeval("run", str(data), "-c", str(EXAMPLE / "runs.toml"), "--run-dir", str(folder))
+    assert done.returncode == EXIT_FAILED, done.stderr  # some answers are wrong in every version
     return folder
 
 
 @pytest.mark.model
-def test_two_runs_of_the_same_inputs_are_judged_against_each_other(tmp_path: Path, env: dict[str, str]) -> None:
-    v1 = judged_run(EXAMPLE / "v1.jsonl", tmp_path / "v1", env)
-    v2 = judged_run(EXAMPLE / "v2.jsonl", tmp_path / "v2", env)
-    done = localeval("arena", str(v2), str(v1 / "report.json"), "--names", "v2,v1", "-c", str(EXAMPLE / "arena.toml"),
-                     "--run-dir", str(tmp_path / "arena"), env=env)
-    assert done.returncode in (0, 1), done.stderr  # 1: v2 was not preferred on every case (a 135M judge)
+def test_two_runs_of_the_same_inputs_are_judged_against_each_other(tmp_path: Path, project: Project) -> None:
+    v1 = judged_run(EXAMPLE / "v1.jsonl", tmp_path / "v1", project)
+    v2 = judged_run(EXAMPLE / "v2.jsonl", tmp_path / "v2", project)
+    done = project.localeval("arena", str(v2), str(v1 / "report.json"), "--names", "v2,v1",
+                             "-c", str(EXAMPLE / "arena.toml"), "--run-dir", str(tmp_path / "arena"))
+    assert done.returncode == EXIT_FAILED, done.stderr  # v2 is preferred on 2 of the 4 cases only (a 135M judge)
     report = json.loads((tmp_path / "arena" / "report.json").read_text())
     assert len(report["cases"]) == 4
     first = report["cases"][0]
@@ -60,58 +49,58 @@ def test_two_runs_of_the_same_inputs_are_judged_against_each_other(tmp_path: Pat
     cases_file = Path(report["dataset"]["path"])
     assert cases_file.parent == tmp_path / "runs" / "arena" and cases_file.is_file()
     # The arena is an ordinary run: again, everything comes from the cache.
-    again = localeval("arena", str(v2), str(v1), "--names", "v2,v1", "-c", str(EXAMPLE / "arena.toml"),
-                      "--run-dir", str(tmp_path / "again"), env=env)
+    again = project.localeval("arena", str(v2), str(v1), "--names", "v2,v1", "-c", str(EXAMPLE / "arena.toml"),
+                              "--run-dir", str(tmp_path / "again"))
     assert again.returncode == done.returncode, again.stderr
     assert json.loads((tmp_path / "again" / "report.json").read_text())["stats"]["model_calls"] == 0
 
 
-def test_runs_of_different_inputs_are_refused_before_any_judge_call(tmp_path: Path, env: dict[str, str]) -> None:
+def test_runs_of_different_inputs_are_refused_before_any_judge_call(tmp_path: Path, project: Project) -> None:
     other = tmp_path / "other.jsonl"
     lines = (EXAMPLE / "v2.jsonl").read_text().splitlines()
     lines[2] = lines[2].replace("Which planet in the solar system is the largest?", "Which planet is the hottest?")
     other.write_text("\n".join(lines) + "\n")
-    v1 = judged_run(EXAMPLE / "v1.jsonl", tmp_path / "v1", env)
-    changed = judged_run(other, tmp_path / "other", env)
-    done = localeval("arena", str(v1), str(changed), "-c", str(EXAMPLE / "arena.toml"), env=env)
+    v1 = judged_run(EXAMPLE / "v1.jsonl", tmp_path / "v1", project)
+    changed = judged_run(other, tmp_path / "other", project)
+    done = project.localeval("arena", str(v1), str(changed), "-c", str(EXAMPLE / "arena.toml"))
     assert done.returncode == 2, done.stderr
     assert "are of different datasets: case largest-planet (" in done.stderr
     assert "has a different input in each" in done.stderr
     assert not (tmp_path / "cache").exists()  # no judge was loaded, nothing was asked
-    twice = localeval("arena", str(v1), str(v1 / "report.json"), "-c", str(EXAMPLE / "arena.toml"), env=env)
+    twice = project.localeval("arena", str(v1), str(v1 / "report.json"), "-c", str(EXAMPLE / "arena.toml"))
     assert twice.returncode == 2 and "is given twice" in twice.stderr
-    rerun = judged_run(EXAMPLE / "v1.jsonl", tmp_path / "rerun", env)
-    same = localeval("arena", str(v1), str(rerun), "-c", str(EXAMPLE / "arena.toml"), env=env)
+    rerun = judged_run(EXAMPLE / "v1.jsonl", tmp_path / "rerun", project)
+    same = project.localeval("arena", str(v1), str(rerun), "-c", str(EXAMPLE / "arena.toml"))
     assert same.returncode == 2 and "judged the same file" in same.stderr and "their outputs are the same" in same.stderr
 
 
-def test_an_arena_config_refuses_other_metrics_and_its_own_dataset(tmp_path: Path, env: dict[str, str]) -> None:
+def test_an_arena_config_refuses_other_metrics_and_its_own_dataset(tmp_path: Path, project: Project) -> None:
     config = tmp_path / "arena.toml"
     config.write_text((EXAMPLE / "arena.toml").read_text() + '\n[[metrics]]\nmetric = "exact_match"\n')
-    done = localeval("arena", "a", "b", "-c", str(config), env=env)
+    done = project.localeval("arena", "a", "b", "-c", str(config))
     assert done.returncode == 2
     assert "only arena metrics judge them, not exact_match (exact_match)" in done.stderr
     config.write_text('[dataset]\npath = "x.jsonl"\n' + (EXAMPLE / "arena.toml").read_text())
-    done = localeval("arena", "a", "b", "-c", str(config), env=env)
+    done = project.localeval("arena", "a", "b", "-c", str(config))
     assert done.returncode == 2 and "the arena takes its cases from the runs" in done.stderr
     config.write_text((EXAMPLE / "arena.toml").read_text() + '\n[[targets]]\nname = "a"\n')
-    done = localeval("arena", "a", "-c", str(config), env=env)
+    done = project.localeval("arena", "a", "-c", str(config))
     assert done.returncode == 2 and "the arena judges outputs the runs hold; drop [target] and [[targets]]" in done.stderr
 
 
-def test_a_case_with_one_contestant_stops_the_run_with_file_line_and_field(tmp_path: Path, env: dict[str, str]) -> None:
+def test_a_case_with_one_contestant_stops_the_run_with_file_line_and_field(tmp_path: Path, project: Project) -> None:
     shutil.copy(EXAMPLE / "eval.toml", tmp_path / "eval.toml")
     lines = (EXAMPLE / "answers.jsonl").read_text().splitlines()
     lines[2] = json.dumps({"input": "Which planet is the largest?", "contestants": {"concise": "Jupiter."}})
     (tmp_path / "answers.jsonl").write_text("\n".join(lines) + "\n")
-    done = localeval("run", "-c", str(tmp_path / "eval.toml"), env=env)
+    done = project.localeval("run", "-c", str(tmp_path / "eval.toml"))
     assert done.returncode == 2
     assert f"{tmp_path / 'answers.jsonl'}:3: field 'contestants': " in done.stderr
     assert "at least two contestants" in done.stderr
     assert not (tmp_path / "cache").exists() and not (tmp_path / "runs").exists()  # before any judge call
 
 
-def test_one_run_needs_two_targets_each_answering_every_golden(tmp_path: Path, env: dict[str, str]) -> None:
+def test_one_run_needs_two_targets_each_answering_every_golden(tmp_path: Path, project: Project) -> None:
     from localeval.backends.base import Fingerprint
     from localeval.data.results import CaseResult, RunReport, TargetRecord
 
@@ -128,11 +117,11 @@ def test_one_run_needs_two_targets_each_answering_every_golden(tmp_path: Path, e
         report.save(tmp_path / run_id / "report.json")
         return tmp_path / run_id / "report.json"
 
-    one = localeval("arena", str(saved("one", {"a": ["Paris", "4"]})), "-c", str(EXAMPLE / "arena.toml"), env=env)
+    one = project.localeval("arena", str(saved("one", {"a": ["Paris", "4"]})), "-c", str(EXAMPLE / "arena.toml"))
     assert one.returncode == 2 and "run one has 1 target(s) (a); the arena of one run compares" in one.stderr
     gap = saved("gap", {"a": ["Paris", "4"], "b": ["Lyon", None]})
-    done = localeval("arena", str(gap), "-c", str(EXAMPLE / "arena.toml"), env=env)
+    done = project.localeval("arena", str(gap), "-c", str(EXAMPLE / "arena.toml"))
     assert done.returncode == 2 and "run gap, target b: case sum (g.jsonl:2) has no actual_output" in done.stderr
-    named = localeval("arena", str(gap), "--names", "x,y", "-c", str(EXAMPLE / "arena.toml"), env=env)
+    named = project.localeval("arena", str(gap), "--names", "x,y", "-c", str(EXAMPLE / "arena.toml"))
     assert named.returncode == 2 and "one run's contestants are its targets" in named.stderr
     assert not (tmp_path / "cache").exists()  # no judge was loaded, nothing was asked

@@ -11,13 +11,12 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from command_line import Project, localeval
 from typer.testing import CliRunner
 
 from localeval.backends.base import DistributionReply, DistributionRequest, Fingerprint
@@ -71,17 +70,17 @@ def comparison(request: DistributionRequest) -> str:
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Two finished runs of examples/arena (exact_match only: no judge), and the arena's config."""
-    monkeypatch.setenv("LOCALEVAL_RUNS_DIR", str(tmp_path / "runs"))
-    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("COLUMNS", "300")
+def project(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """Two finished runs of examples/arena (exact_match only: no judge), and the arena's config; the
+    commands run in this process keep their runs and cache in the project too."""
+    for name, value in project.env.items():
+        monkeypatch.setenv(name, value)
     for version in ("v1", "v2"):
         done = invoke("run", str(EXAMPLE / f"{version}.jsonl"), "-c", str(EXAMPLE / "runs.toml"),
-                      "--run-dir", str(tmp_path / version))
-        assert done.exit_code in (0, 1), done.output
-    (tmp_path / "arena.toml").write_text(ARENA)
-    return tmp_path
+                      "--run-dir", str(project / version))
+        assert done.exit_code == session.EXIT_FAILED, done.output  # some answers are wrong in both
+    project.write("arena.toml", ARENA)
+    return project
 
 
 def invoke(*args: str) -> Any:
@@ -99,7 +98,7 @@ def outcomes(report_path: Path) -> list[Any]:
     return [cases, [(s["metric"], s["details"]) for s in report["summary"]]]
 
 
-def test_an_interrupted_arena_resumes_judging_each_pair_once(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_arena_resumes_judging_each_pair_once(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     arena = ("arena", str(project / "v2"), str(project / "v1"), "--names", "v2,v1", "-c", str(project / "arena.toml"))
     whole = AgreeingJudge()
     judged_by(whole, monkeypatch)
@@ -135,19 +134,15 @@ def test_an_interrupted_arena_resumes_judging_each_pair_once(project: Path, monk
     assert report["dataset"]["path"] == json.loads((project / "whole" / "report.json").read_text())["dataset"]["path"]
 
 
-def test_arena_resume_takes_no_other_settings(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "localeval", "arena", "run-a", "--resume", "abc", "--names", "x,y",
-                           "--threads", "2"], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "COLUMNS": "300"})
+def test_arena_resume_takes_no_other_settings() -> None:
+    done = localeval("arena", "run-a", "--resume", "abc", "--names", "x,y", "--threads", "2", env={"COLUMNS": "300"})
     assert done.returncode == 2
     assert "error: --resume runs with the run's own settings; drop RUN_A, --names" in done.stderr  # --threads: taken
-    bare = subprocess.run([sys.executable, "-m", "localeval", "arena", "run-a"], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "COLUMNS": "300"})
+    bare = localeval("arena", "run-a", env={"COLUMNS": "300"})
     assert bare.returncode == 2 and "arena takes RUN_A (and RUN_B) and --config, or --resume RUN" in bare.stderr
 
 
-def test_arena_resume_refuses_a_run_that_is_no_arena(project: Path) -> None:
-    resumed = subprocess.run([sys.executable, "-m", "localeval", "arena", "--resume", str(project / "v1")],
-                             capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "300"})
+def test_arena_resume_refuses_a_run_that_is_no_arena(project: Project) -> None:
+    resumed = project.localeval("arena", "--resume", str(project / "v1"))
     assert resumed.returncode == 2
     assert "only arena metrics judge them, not exact_match (exact_match)" in resumed.stderr

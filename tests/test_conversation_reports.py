@@ -130,6 +130,7 @@ LAYOUT_PROBE = """<script>
 """
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs headless Chromium at /usr/bin/chromium")
 def test_in_a_browser_each_turns_verdicts_sit_beside_it(tmp_path: Path) -> None:
     import html

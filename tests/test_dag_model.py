@@ -10,16 +10,15 @@ is the one the verdicts choose, ending at the score the graph gives it.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import diskcache
 import pytest
+from command_line import exit_code_of, localeval
 
 from localeval.backends.cache import CachedBackend
+from localeval.cli.exits import EXIT_ERRORED
 from localeval.config import RunConfig
 from localeval.data.dataset import Dataset
 from localeval.metrics.dag import DAG
@@ -83,15 +82,12 @@ def test_the_example_scores_every_case_without_an_error(llama_backend: Any, tmp_
 
 
 def test_the_cli_runs_the_example(tmp_path: Path) -> None:
-    env = {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "100"}
-    run = subprocess.run(
-        [sys.executable, "-m", "localeval", "run", "--config", str(EXAMPLE / "eval.toml"),
-         "--report", str(tmp_path / "report.json"), "--run-dir", str(tmp_path / "run")],
-        capture_output=True, text=True, env=env, timeout=600, check=False,
-    )
-    assert run.returncode in (0, 1), run.stdout + run.stderr  # 3 would mean a case errored
-    assert "format_correctness" in run.stdout
+    run = localeval("run", "--config", str(EXAMPLE / "eval.toml"), "--report", str(tmp_path / "report.json"),
+                    "--run-dir", str(tmp_path / "run"),
+                    env={"LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "100"})
+    assert "format_correctness" in run.stdout, run.stdout + run.stderr
     report = json.loads((tmp_path / "report.json").read_text())
+    assert run.returncode == exit_code_of(report) != EXIT_ERRORED, run.stdout + run.stderr  # no case errored
     results = [r for case in report["cases"] for r in case["results"]]
     assert len(results) == len(Dataset.load(EXAMPLE / "meetings.jsonl").cases)
     assert [r["error"] for r in results] == [None] * len(results)

@@ -4,7 +4,7 @@
   request is about: OK, HTTP 500 on every retry, a reply slower than the timeout,
   a truncated JSON reply, a body that is not JSON, OK again.
 * A real slow server on 127.0.0.1, for a real read timeout.
-* llama-cpp-python's real server, killed (SIGKILL) after the second case.
+* llama-cpp-python's real server, killed (SIGKILL) after the second case (the slow tier).
 * No server at all: the backend, and ``localeval run``, say so in one line.
 """
 
@@ -12,10 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,8 +21,10 @@ from typing import Any, ClassVar
 
 import httpx
 import pytest
+from command_line import localeval
 from servers import (
     FAST_RETRIES,
+    STOP_POLL,
     ServerProcess,
     completion,
     free_port,
@@ -174,7 +173,7 @@ class SlowServer:
         handler = type("Handler", (_SlowHandler,), {"owner": self})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs=STOP_POLL, daemon=True)
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
 
@@ -238,6 +237,7 @@ def test_a_reply_slower_than_the_timeout(slow_server):
 
 
 @pytest.mark.model
+@pytest.mark.server
 def test_a_server_killed_after_the_second_case(default_model, tmp_path):
     server = ServerProcess.llama_cpp_python(default_model[1], tmp_path / "log.txt")
 
@@ -286,11 +286,8 @@ def test_localeval_run_without_a_server_is_one_line_and_exit_2(tmp_path):
         '[[metrics]]\nmetric = "geval"\ncriteria = "The answer is correct."\ninclude_reason = false\n'
         'evaluation_steps = ["Check the answer."]\n'
     )
-    result = subprocess.run(
-        [sys.executable, "-m", "localeval", "run", str(tmp_path / "cases.jsonl"), "-c", str(tmp_path / "eval.toml"),
-         "--cache-dir", str(tmp_path / "cache")],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "300"},
-    )
+    result = localeval("run", str(tmp_path / "cases.jsonl"), "-c", str(tmp_path / "eval.toml"),
+                       "--cache-dir", str(tmp_path / "cache"), env={"COLUMNS": "300"})
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

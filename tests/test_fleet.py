@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-from servers import FAST_RETRIES, LLAMA_SERVER, JsonHandler, ServerProcess, completion, legacy_completion
+from command_line import localeval
+from servers import FAST_RETRIES, LLAMA_SERVER, STOP_POLL, JsonHandler, ServerProcess, completion, legacy_completion
 
 from localeval.backends import make_backend
 from localeval.backends.base import JsonRequest, Message
@@ -138,7 +136,9 @@ def test_ties_go_by_the_rendezvous_ranking_of_the_first_message():
 class Judge:
     """A scripted OpenAI-compatible server on a loopback port; it can stop and start on the same port.
 
-    It records every generation request's user question, and the most requests it held at once.
+    It records every generation request's user question, and the most requests it held at once;
+    ``hold`` is called while a generation request is held, before it is answered (a barrier's
+    ``wait``, say: the request waits there for others to be in flight too).
     """
 
     def __init__(self, model: str = "smollm2", port: int = 0) -> None:
@@ -146,7 +146,7 @@ class Judge:
         self.questions: list[str] = []
         self.model_lists = 0
         self.in_flight = self.most_in_flight = 0
-        self.hold = 0.0  # seconds each generation request takes
+        self.hold: Callable[[], object] = lambda: None
         self.broken = False  # answer HTTP 500 to every generation request
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -162,7 +162,7 @@ class Judge:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), type("Handler", (_Handler,), {"owner": self}))
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=self._httpd.serve_forever, kwargs=STOP_POLL, daemon=True).start()
 
     def stop(self) -> None:
         if self._httpd is not None:
@@ -183,9 +183,11 @@ class Judge:
             self.questions.append(question)
             self.in_flight += 1
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
-        time.sleep(self.hold)
-        with self._lock:
-            self.in_flight -= 1
+        try:
+            self.hold()
+        finally:
+            with self._lock:
+                self.in_flight -= 1
         if self.broken or "poison" in question:
             return 500, {"error": {"message": "llama_decode returned -3 (simulated)"}}
         if path == "/v1/completions":
@@ -266,14 +268,22 @@ def test_calls_one_at_a_time_stay_where_their_prefix_is_and_are_counted_exactly(
 
 def test_a_call_goes_to_the_idle_server_rather_than_queue_behind_its_prefix(judges):
     favourite, other = by_preference(judges)
-    favourite.hold = 0.5
+    held, release = threading.Event(), threading.Event()
+
+    def hold_the_first_call() -> None:  # on the favourite, until the second call is answered
+        held.set()
+        release.wait(30)
+
+    favourite.hold = hold_the_first_call
     backend = fleet(favourite, other, max_concurrency=2)
     first = threading.Thread(target=backend.generate_json, args=(ask("case 1"),))
     first.start()
-    while favourite.in_flight == 0:
-        time.sleep(0.01)
-    backend.generate_json(ask("case 1", "Why?"))  # shares the whole first prompt, but the favourite is busier
-    first.join()
+    try:
+        assert held.wait(30)
+        backend.generate_json(ask("case 1", "Why?"))  # shares the whole first prompt, but the favourite is busier
+    finally:
+        release.set()
+        first.join()
     backend.close()
     assert len(favourite.questions) == len(other.questions) == 1
     assert [(s.served, s.reused, s.shared) for s in backend.stats()] == [(1, 0, 0.0), (1, 0, 0.0)]
@@ -346,9 +356,10 @@ def test_a_server_down_at_the_start_joins_once_verified(judges):
         f"; {second.url}: in, 0 served, 0 reused a prefix (0% of prompt characters shared)")
     assert backend.capabilities.parallel_requests == 2  # it will serve when it returns
     first.start()
-    time.sleep(0.4)
+    time.sleep(0.4)  # past the cooldown: the next call verifies it
+    both = threading.Barrier(2, timeout=30)  # the two calls are in flight at once, or this breaks
     for judge in judges:
-        judge.hold = 0.3
+        judge.hold = both.wait
     threads = [threading.Thread(target=backend.generate_json, args=(ask(f"case {n}"),)) for n in range(2)]
     for thread in threads:
         thread.start()
@@ -366,8 +377,9 @@ def test_a_fleet_with_no_server_up_is_unavailable(judges):
 
 
 def test_each_server_gets_at_most_its_limit(judges):
+    four = threading.Barrier(4, timeout=30)  # four calls in flight at once (the fleet's limit), or this breaks
     for judge in judges:
-        judge.hold = 0.2
+        judge.hold = four.wait
     backend = fleet(*judges, max_concurrency=2)
     assert backend.capabilities.parallel_requests == 4
     threads = [threading.Thread(target=backend.generate_json, args=(ask(f"case {n}"),)) for n in range(16)]
@@ -388,15 +400,10 @@ def test_the_fingerprint_has_no_address_when_the_model_file_pins_the_weights(jud
     backend.close()
 
 
-def localeval(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "COLUMNS": "400"})
-
-
 def test_backends_check_shows_each_endpoint_and_a_mismatch_is_one_line(judges):
     first, second = judges
     result = localeval("backends", "check", "--backend", "llama-cpp-python", "--base-url", first.url,
-                       "--base-url", second.url)
+                       "--base-url", second.url, env={"COLUMNS": "400"})
     assert "Traceback" not in result.stderr
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in result.stdout.splitlines()
             if line.startswith("│") and line.count("│") == 3}
@@ -406,15 +413,17 @@ def test_backends_check_shows_each_endpoint_and_a_mismatch_is_one_line(judges):
     assert rows["setting endpoints"] == str(sorted([first.url, second.url]))
     second.stop()
     second.start(model="qwen2.5")
-    result = localeval("backends", "check", "--backend", "llama-cpp-python", "--base-url", f"{first.url},{second.url}")
+    result = localeval("backends", "check", "--backend", "llama-cpp-python", "--base-url", f"{first.url},{second.url}",
+                       env={"COLUMNS": "400"})
     assert result.returncode == 2
     assert result.stderr.strip() == (f"error: the fleet's endpoints serve different models: {first.url} reports model "
                                      f"'smollm2', {second.url} reports model 'qwen2.5'")
 
 
 def test_a_run_on_a_fleet_says_what_each_endpoint_did(judges, tmp_path):
+    both = threading.Barrier(2, timeout=30)  # the run's two calls in flight overlap, or this breaks
     for judge in judges:
-        judge.hold = 0.1  # the run's two calls in flight overlap
+        judge.hold = both.wait
     data = tmp_path / "cases.jsonl"
     cases = [TestCase(input=f"What is {n} + 1?", actual_output=str(n + 1)) for n in range(6)]  # prompts of one length
     data.write_text("".join(json.dumps({"input": c.input, "actual_output": c.actual_output}) + "\n" for c in cases))
@@ -423,7 +432,8 @@ def test_a_run_on_a_fleet_says_what_each_endpoint_did(judges, tmp_path):
                       f'base_url = {json.dumps([j.url for j in judges])}\n'
                       '[[metrics]]\nmetric = "geval"\ncriteria = "The sum is right."\ninclude_reason = false\n'
                       'evaluation_steps = ["Check the sum."]\n')
-    result = localeval("run", str(data), "-c", str(config), "--no-cache", "--run-dir", str(tmp_path / "run"))
+    result = localeval("run", str(data), "-c", str(config), "--no-cache", "--run-dir", str(tmp_path / "run"),
+                       env={"COLUMNS": "400"})
     assert result.returncode == 0, result.stderr
     line = next(line for line in result.stderr.splitlines() if line.startswith("Judge fleet: "))
     counts = [len(j.questions) for j in judges]
@@ -458,6 +468,7 @@ def start_server(kind: str, model: Path, log: Path) -> ServerProcess:
 
 
 @pytest.mark.model
+@pytest.mark.server
 @pytest.mark.parametrize("kind", ["llama-cpp-python", "llama-server"])
 def test_a_fleet_member_killed_mid_run_loses_nothing(kind, default_model, tmp_path):
     cases = [TestCase(input=f"What is {n} + {n % 4}?", actual_output=str(n + n % 4 + (n % 3 == 0)), name=f"c{n}")
@@ -502,6 +513,7 @@ def test_a_fleet_member_killed_mid_run_loses_nothing(kind, default_model, tmp_pa
 
 
 @pytest.mark.model
+@pytest.mark.server
 @pytest.mark.parametrize("version", ["0.12.11", "0.13.0"])
 def test_an_ollama_fleet_checks_identity_and_scores_like_one_server(standin, ollama_backend, default_model, version):
     from ollama_standin import OllamaStandIn

@@ -23,14 +23,17 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import tiers
 from test_reports import sample_report
 
 from localeval.reports import write_reports
 
 CHROMIUM = Path("/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="needs headless Chromium at /usr/bin/chromium (apt-get install chromium)"
-)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(),
+                       reason="needs headless Chromium at /usr/bin/chromium (apt-get install chromium)"),
+]
 
 FLAGS = (
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -74,6 +77,7 @@ def chromium(tmp_path: Path, url: str, *args: str, window: str = "1280,1600") ->
     Unix sockets there, whose paths may not exceed 107 bytes, and pytest's tmp_path
     under a long TMPDIR would crash it (the test must not depend on that length).
     """
+    tiers.require("browser", what="running Chromium")
     with tempfile.TemporaryDirectory(prefix="lv-", dir="/tmp" if Path("/tmp").is_dir() else None) as short:
         done = subprocess.run(
             [str(CHROMIUM), *FLAGS, f"--user-data-dir={short}/profile", f"--window-size={window}", *args, url],

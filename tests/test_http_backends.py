@@ -1,17 +1,16 @@
-"""The HTTP backends against real parts on 127.0.0.1, with the real default model.
+"""The HTTP backends against real parts on 127.0.0.1, with the real default model (the slow tier).
 
 * OpenAI-compatible: llama-cpp-python's own server, started here in a subprocess.
 * Ollama: the loopback stand-in (tests/ollama_standin.py), checked with the
   official ``ollama`` client first.
 * Request shapes for servers that cannot run here (vLLM, llama-server, LM
-  Studio): httpx.MockTransport.
+  Studio): httpx.MockTransport (the fast tier).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from collections.abc import Iterator
 import httpx
 import ollama
 import pytest
+from command_line import exit_code_of, localeval
 from servers import (
     FAST_RETRIES,
     KEY,
@@ -38,10 +38,10 @@ from localeval.backends.base import DistributionRequest, JsonRequest, Message
 from localeval.backends.cache import cache_key
 from localeval.backends.chat import CHATML, JinjaChatFormat
 from localeval.backends.http import HttpStatusError
-from localeval.backends.llamacpp import LlamaCppBackend
+from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions
 from localeval.backends.ollama import OllamaBackend
 from localeval.backends.openai_compat import OpenAICompatBackend
-from localeval.backends.options import LlamaCppOptions
+from localeval.cli.exits import EXIT_ERRORED
 from localeval.data.case import TestCase
 from localeval.data.dataset import Dataset
 from localeval.errors import (
@@ -53,8 +53,6 @@ from localeval.errors import (
 )
 from localeval.metrics import GEval, build_metric
 from localeval.run.runner import evaluate
-
-pytestmark = pytest.mark.model
 
 DIGITS = tuple("12345")
 GRADE = (
@@ -88,6 +86,8 @@ def check_distribution(dist) -> None:
 # -- OpenAI-compatible: llama-cpp-python's server --------------------------------------
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_fingerprint_identifies_the_served_model_file(openai_backend, default_model):
     spec, path = default_model
     fp = openai_backend.fingerprint
@@ -97,6 +97,8 @@ def test_fingerprint_identifies_the_served_model_file(openai_backend, default_mo
     assert (fp.settings["prefill"], fp.settings["chat_template"]) == ("completion", JinjaChatFormat(CHATML).identity)
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_auto_dialect_falls_back_to_json_object_when_json_schema_gets_500(llama_server):
     backend = OpenAICompatBackend(llama_server.url, api_key=KEY, **FAST_RETRIES)
     assert backend.structured_dialect is None
@@ -108,11 +110,15 @@ def test_auto_dialect_falls_back_to_json_object_when_json_schema_gets_500(llama_
     backend.close()
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_a_cut_off_reply_is_truncated_output(openai_backend):
     with pytest.raises(TruncatedOutput, match="max_tokens=3"):
         openai_backend.generate_json(VERDICT.model_copy(update={"max_tokens": 3}))
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_distribution_over_digits_after_the_prefill(openai_backend, llama_server):
     caps = openai_backend.capabilities
     assert (caps.distribution, caps.multi_token_candidates, caps.max_top_logprobs) == (True, True, 20)
@@ -140,6 +146,8 @@ IN_PROCESS = {(1, 5): 0.6891974402500557, (0, 10): 0.6325847019642581, (0, 100):
 TOP_20 = {(1, 5): 0.707142020972851, (0, 10): 0.6307051249287602, (0, 100): 0.5640242983180778}
 
 
+@pytest.mark.model
+@pytest.mark.server
 @pytest.mark.parametrize("score_range", [(1, 5), (0, 10), (0, 100)])
 def test_geval_scores_alike_in_process_through_the_standin_and_the_server(
     score_range, openai_backend, ollama_backend, llama_backend, top20_backend
@@ -191,6 +199,8 @@ include_reason = false
 """
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_localeval_run_scores_zero_to_ten_alike_in_process_through_the_server_and_the_standin(
     tmp_path, llama_server, standin
 ):
@@ -206,13 +216,11 @@ def test_localeval_run_scores_zero_to_ten_alike_in_process_through_the_server_an
     scores = {}
     for name, backend in backends.items():
         (tmp_path / f"{name}.toml").write_text(RUN_CONFIG.format(backend=backend))
-        run = subprocess.run(
-            [sys.executable, "-m", "localeval", "run", "-c", str(tmp_path / f"{name}.toml"),
-             "--report", str(tmp_path / f"{name}.json")],
-            capture_output=True, text=True, timeout=600, env={**os.environ, "JUDGE_KEY": KEY},
-        )
-        assert run.returncode in (0, 1), run.stderr
+        run = localeval("run", "-c", str(tmp_path / f"{name}.toml"), "--report", str(tmp_path / f"{name}.json"),
+                        env={"JUDGE_KEY": KEY})
+        assert (tmp_path / f"{name}.json").exists(), run.stderr
         report = json.loads((tmp_path / f"{name}.json").read_text())
+        assert run.returncode == exit_code_of(report) != EXIT_ERRORED, run.stderr
         scores[name] = [case["results"][0]["score"] for case in report["cases"]]
         assert all(case["results"][0]["error"] is None for case in report["cases"]), report
     assert None not in scores["in-process"]
@@ -220,6 +228,8 @@ def test_localeval_run_scores_zero_to_ten_alike_in_process_through_the_server_an
         assert scores[name] == pytest.approx(scores["in-process"], abs=1e-6), name
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_json_from_the_server_is_the_in_process_json(openai_backend, llama_backend):
     """The preset sends the in-process sampling settings (no repeat penalty, no top-k/p cut), so at
     temperature 0 both routes extract the same claims from the same text."""
@@ -233,6 +243,8 @@ def test_json_from_the_server_is_the_in_process_json(openai_backend, llama_backe
     assert openai_backend.generate_json(request).value == llama_backend.generate_json(request).value
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_the_grammar_prefill_still_scores(llama_server):
     """The former default: valid, but the forced prefill is split into other tokens than the
     tokenizer's, so the model reads another context (measured 0.462 against 0.645 in-process)."""
@@ -243,6 +255,8 @@ def test_the_grammar_prefill_still_scores(llama_server):
     backend.close()
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_the_api_key_never_leaves_the_authorization_header(llama_server, openai_backend):
     with pytest.raises(HttpStatusError, match="HTTP 401") as info:
         OpenAICompatBackend(llama_server.url, api_key="sk-wrong-key-123", **FAST_RETRIES)
@@ -263,6 +277,8 @@ def logitless_server(default_model, tmp_path) -> Iterator[ServerProcess]:
     server.stop()
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_a_server_without_logprobs_then_killed(logitless_server):
     backend = OpenAICompatBackend(logitless_server.url, prefill="grammar", **FAST_RETRIES)
     caps = backend.capabilities
@@ -301,6 +317,8 @@ OTHER_CASES = [TestCase(input="What is 2+2?", actual_output="5"),
                TestCase(input="What is the capital of France?", actual_output="Lyon.")]
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_llama_server_continues_the_prefill_and_scores_the_same_whatever_it_read_before(
         llamacpp_server, llama_backend, default_model):
     backend = make_backend("llama-server", base_url=llamacpp_server.url, **FAST_RETRIES)
@@ -326,6 +344,8 @@ def test_llama_server_continues_the_prefill_and_scores_the_same_whatever_it_read
 # -- Ollama: the stand-in --------------------------------------------------------------
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_the_standin_speaks_ollama_to_the_official_client(standin):
     client = ollama.Client(host=standin.url)
     reply = client.chat(model="smollm2:135m", messages=[*[m.model_dump() for m in GRADE],
@@ -348,6 +368,8 @@ def test_the_standin_speaks_ollama_to_the_official_client(standin):
     client.close()
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_ollama_fingerprint_has_the_model_file_hash(ollama_backend, default_model):
     fp = ollama_backend.fingerprint
     assert (fp.kind, fp.model, fp.runtime) == ("ollama", "smollm2:135m", "ollama 0.12.11")
@@ -355,12 +377,16 @@ def test_ollama_fingerprint_has_the_model_file_hash(ollama_backend, default_mode
     assert len(fp.settings["digest"]) == 64
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_ollama_generate_json_and_distribution(ollama_backend):
     reply = ollama_backend.generate_json(VERDICT)
     assert reply.value["verdict"] in ("yes", "no", "idk") and reply.usage.completion_tokens > 0
     check_distribution(ollama_backend.candidate_distribution(SCORE).distribution)
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_what_the_official_client_sends_for_the_ollama_backend(standin):
     """The bodies as the stand-in received them: format, options and logprobs made it through the client."""
     backend = OllamaBackend("smollm2:135m", host=standin.url, num_ctx=2048, top_logprobs=7, **FAST_RETRIES)
@@ -385,6 +411,8 @@ def test_what_the_official_client_sends_for_the_ollama_backend(standin):
     assert all(body["options"]["num_predict"] == 1 for _, body in more)
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_ollama_errors_name_the_fix(standin):
     with pytest.raises(BackendUnavailable, match=r"model 'llama3:8b' is not pulled; run `ollama pull llama3:8b`"):
         OllamaBackend("llama3:8b", host=standin.url, **FAST_RETRIES)
@@ -393,6 +421,8 @@ def test_ollama_errors_name_the_fix(standin):
         OllamaBackend("smollm2:135m", host=down, **FAST_RETRIES)
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_an_ollama_too_old_for_logprobs(standin, monkeypatch):
     monkeypatch.setattr(standin, "version", "0.12.10")
     monkeypatch.setattr(standin, "logprobs", False)
@@ -406,6 +436,8 @@ def test_an_ollama_too_old_for_logprobs(standin, monkeypatch):
     backend.close()
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_an_ollama_that_ignores_logprobs_is_found_out_on_first_use(standin, monkeypatch):
     monkeypatch.setattr(standin, "logprobs", False)  # says 0.12.11, returns none
     backend = OllamaBackend("smollm2:135m", host=standin.url, **FAST_RETRIES)
@@ -467,6 +499,8 @@ def test_an_unknown_model_and_a_garbled_reply_are_clear_errors():
         backend.generate_json(VERDICT)
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_make_backend_builds_each_kind_lazily(standin, llama_server, default_model):
     backend = make_backend("ollama", model="smollm2:135m", base_url=standin.url)
     assert isinstance(backend, OllamaBackend)
@@ -492,10 +526,11 @@ def test_make_backend_builds_each_kind_lazily(standin, llama_server, default_mod
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "200", **env}, timeout=300)
+    return localeval(*args, env={"COLUMNS": "200", **env})
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_run_through_a_server_keeps_the_key_out_of_files(llama_server, tmp_path):
     (tmp_path / "cases.jsonl").write_text(
         '{"input": "What is 2+2?", "actual_output": "4"}\n{"input": "Capital of France?", "actual_output": "Rome"}\n'
@@ -507,8 +542,9 @@ def test_run_through_a_server_keeps_the_key_out_of_files(llama_server, tmp_path)
     )
     env = {"JUDGE_KEY": KEY, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache")}
     result = cli("run", "-c", str(tmp_path / "eval.toml"), env=env)
-    assert result.returncode in (0, 1), result.stderr
+    assert (tmp_path / "report.json").exists(), result.stderr
     report = json.loads((tmp_path / "report.json").read_text())
+    assert result.returncode == exit_code_of(report), result.stderr
     assert report["backend"]["kind"] == "openai-compatible"
     assert report["stats"]["model_calls"] == 2
     assert all(r["error"] is None for case in report["cases"] for r in case["results"])
@@ -531,6 +567,8 @@ def test_an_unset_api_key_variable_is_a_one_line_error(tmp_path):
     ]
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_backends_check_asks_the_ollama_standin(standin):
     result = cli("backends", "check", "--backend", "ollama", "--base-url", standin.url, "--model", "smollm2:135m",
                  env={})
@@ -542,6 +580,8 @@ def test_backends_check_asks_the_ollama_standin(standin):
     assert any("score distribution" in line and "covered mass" in line for line in lines)
 
 
+@pytest.mark.model
+@pytest.mark.server
 def test_a_run_through_a_server_keeps_requests_in_flight_and_reports_in_input_order(llama_server, openai_backend,
                                                                                     top20_backend):
     """Three requests at once against the real server: the results of one at a time, in input order.

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from command_line import localeval
 
 from localeval.config import RunConfig
 from localeval.data.case import TestCase
@@ -174,9 +173,7 @@ def test_a_composite_part_reads_its_schema_file_relative_to_the_config(tmp_path:
 def test_the_cli_exits_2_on_a_bad_schema_before_anything_is_judged(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text('{"type": "strng"}')
     config = write_config(tmp_path, 'metric = "json_correctness"\nschema_file = "bad.json"')
-    result = subprocess.run(
-        [sys.executable, "-m", "localeval", "run", "-c", str(config)], capture_output=True, text=True, timeout=120
-    )
+    result = localeval("run", "-c", str(config))
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"error: {config}: metrics[1]: json_correctness: schema_file '")
     assert "bad.json': not a valid JSON Schema" in result.stderr

@@ -194,3 +194,17 @@ def test_a_check_merges_into_the_stored_one_family_by_family(tmp_path: Path) -> 
     assert [f.family for f in merged.families] == ["correctness", "faithfulness"]
     assert json.loads(merged.model_dump_json())["format_version"] == 1
     assert not math.isnan(merged.families[0].ordered or 0.0)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--family", "poetry"), "--family poetry: no such family (families: correctness, geval-coherence"),
+    (("--judge", "strict"), "--judge names a [judges.NAME] table of a config: give --config too"),
+    (("--pairs", "1"), "--pairs: at least 2, so each half of the pairs has one"),
+])
+def test_bad_options_are_one_line_before_any_model_loads(args: tuple[str, ...], message: str) -> None:
+    from command_line import localeval
+
+    result = localeval("check-judge", *args)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and message in line

@@ -1,4 +1,5 @@
-"""The in-process llama.cpp backend with the real default model (SmolLM2-135M-Instruct)."""
+"""The in-process llama.cpp backend with the real default model (SmolLM2-135M-Instruct); and the
+vocabulary and chat formats it uses, without a model (the fast tier)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,6 @@ from localeval.backends.chat import PlainFormat, chat_format_for
 from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions, Vocabulary, json_grammar
 from localeval.errors import BackendError, TruncatedOutput
 
-pytestmark = pytest.mark.model
-
 QUESTION = (
     Message(role="system", content="You are a strict grader."),
     Message(role="user", content="Question: What is 2+2?\nAnswer: 4\nRate the answer from 1 to 5."),
@@ -28,6 +27,7 @@ def score_request(messages=QUESTION, prefill="Score: ", candidates=DIGITS) -> Di
     return DistributionRequest(messages=messages, prefill=prefill, candidates=candidates)
 
 
+@pytest.mark.model
 def test_fingerprint_names_the_model_file_and_runtime(llama_backend, default_model):
     spec, _ = default_model
     fp = llama_backend.fingerprint
@@ -38,11 +38,13 @@ def test_fingerprint_names_the_model_file_and_runtime(llama_backend, default_mod
     assert fp.settings["chat_format"].startswith("jinja:")
 
 
+@pytest.mark.model
 def test_capabilities_are_data(llama_backend):
     caps = llama_backend.capabilities
     assert (caps.json_schema, caps.distribution, caps.multi_token_candidates) == (True, True, True)
 
 
+@pytest.mark.model
 def test_distribution_is_renormalized_with_its_covered_mass(llama_backend):
     dist = llama_backend.candidate_distribution(score_request()).distribution
     assert set(dist.probabilities) == set(DIGITS)
@@ -89,6 +91,7 @@ def reference_whole_answers(backend, path, request) -> dict[str, float]:
     return result
 
 
+@pytest.mark.model
 def test_distribution_matches_llamas_own_full_logits(llama_backend, default_model):
     _, path = default_model
     request = score_request()
@@ -99,6 +102,7 @@ def test_distribution_matches_llamas_own_full_logits(llama_backend, default_mode
         assert ours.logprobs[c] == pytest.approx(reference[c], abs=1e-5)
 
 
+@pytest.mark.model
 def test_zero_to_ten_whole_answers_match_an_independent_read_on_both_models(shipped_backend):
     """Issue 13: P(score 1) = P("1") · P(the number ends | "1"), which excludes "10" and "15" alike."""
     request = score_request(candidates=tuple(str(s) for s in range(11)))
@@ -109,6 +113,7 @@ def test_zero_to_ten_whole_answers_match_an_independent_read_on_both_models(ship
     assert ours.covered_mass == pytest.approx(math.fsum(math.exp(v) for v in reference.values()), rel=1e-4)
 
 
+@pytest.mark.model
 def test_the_vocabulary_sorts_tokens_by_what_they_do_to_a_number(shipped_backend):
     vocabulary = shipped_backend._vocabulary()
     for piece, ends in (("0", 0.0), ("7", 0.0), (".", 0.0), (" ", 1.0), ("/", 1.0), ("\n", 1.0)):
@@ -127,6 +132,7 @@ def test_a_vocabulary_from_plain_texts():
     assert vocabulary.classes["no_digit"].tolist() == [0, 0, 1, 0, 0, 1, 1, 1]
 
 
+@pytest.mark.model
 def test_a_top_k_view_reads_what_a_server_capped_at_k_would(llama_backend, default_model):
     """top_logprobs = k counts only the k most likely tokens at each position: a lower covered mass."""
     spec, path = default_model
@@ -140,6 +146,7 @@ def test_a_top_k_view_reads_what_a_server_capped_at_k_would(llama_backend, defau
     assert all(few.logprobs[c] <= full.logprobs[c] + 1e-9 for c in request.candidates)
 
 
+@pytest.mark.model
 def test_the_score_position_follows_the_prefill_space(llama_backend):
     # FACTS.md: after "Score:" the next token is mostly a space; after "Score: " it is the digit.
     without_space = llama_backend.candidate_distribution(score_request(prefill="Score:"))
@@ -147,12 +154,14 @@ def test_the_score_position_follows_the_prefill_space(llama_backend):
     assert with_space.distribution.covered_mass > 10 * without_space.distribution.covered_mass
 
 
+@pytest.mark.model
 def test_same_request_gives_bit_identical_numbers(llama_backend):
     first = llama_backend.candidate_distribution(score_request())
     second = llama_backend.candidate_distribution(score_request())
     assert first.distribution == second.distribution
 
 
+@pytest.mark.model
 def test_a_warm_read_equals_a_cold_read(llama_backend, default_model):
     """Reusing a shared prefix must not change a score: batches are aligned to n_batch."""
     spec, path = default_model
@@ -167,6 +176,7 @@ def test_a_warm_read_equals_a_cold_read(llama_backend, default_model):
     assert warm == cold
 
 
+@pytest.mark.model
 def test_multi_token_candidates_get_their_exact_joint_probability(llama_backend, default_model):
     (ten,) = [c for c in ("10",) if len(llama_backend._candidate_tokens(c)) == 2]
     request = score_request(candidates=(ten, "2", "3"))
@@ -177,6 +187,7 @@ def test_multi_token_candidates_get_their_exact_joint_probability(llama_backend,
     assert joint.usage.completion_tokens == 7
 
 
+@pytest.mark.model
 def test_a_candidates_probability_does_not_depend_on_the_other_candidates(llama_backend):
     """P(score 1) must not include P(score 10), whether "10" is a candidate or not."""
     nested = llama_backend.candidate_distribution(score_request(candidates=("1", "10", "2")))
@@ -209,6 +220,7 @@ STATEMENTS = (
 )
 
 
+@pytest.mark.model
 def test_generate_json_conforms_to_the_schema(llama_backend):
     reply = llama_backend.generate_json(JsonRequest(messages=STATEMENTS, json_schema=VERDICTS_SCHEMA))
     assert reply.finish_reason == "stop"
@@ -218,11 +230,13 @@ def test_generate_json_conforms_to_the_schema(llama_backend):
     assert reply.usage.completion_tokens > 0
 
 
+@pytest.mark.model
 def test_generate_json_is_deterministic_at_temperature_zero(llama_backend):
     request = JsonRequest(messages=STATEMENTS, json_schema=VERDICTS_SCHEMA)
     assert llama_backend.generate_json(request).text == llama_backend.generate_json(request).text
 
 
+@pytest.mark.model
 def test_unbounded_arrays_are_bounded_inside_the_grammar(default_model):
     spec, path = default_model
     schema = {"type": "object", "properties": {"n": {"type": "array", "items": {"type": "integer"}}},
@@ -244,6 +258,7 @@ SUMMARY = (
 )
 
 
+@pytest.mark.model
 def test_a_string_never_holds_a_raw_control_character(llama_backend):
     schema = {"type": "object", "properties": {"output": {"type": "string", "minLength": 1, "maxLength": 400}},
               "required": ["output"], "additionalProperties": False}
@@ -259,18 +274,21 @@ def test_a_string_never_holds_a_raw_control_character(llama_backend):
     assert json.loads(reply.text) == reply.value
 
 
+@pytest.mark.model  # no model, but llama.cpp's own grammar parser: llama_cpp is the model tier's import
 def test_the_grammar_keeps_json_string_characters():
     grammar = json_grammar({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]})
     assert r'''char ::= [^"\\\x00-\x1F] | "\\" ''' in grammar
     llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp accepts it
 
 
+@pytest.mark.model
 def test_a_cut_off_reply_is_an_error(llama_backend):
     request = JsonRequest(messages=STATEMENTS, json_schema=VERDICTS_SCHEMA, max_tokens=4)
     with pytest.raises(TruncatedOutput, match="max_tokens=4"):
         llama_backend.generate_json(request)
 
 
+@pytest.mark.model
 def test_a_prompt_longer_than_the_context_is_an_error(llama_backend):
     long = (Message(role="user", content="word " * 5000),)
     with pytest.raises(BackendError, match="n_ctx"):
@@ -285,6 +303,7 @@ def test_chat_format_falls_back_to_plain_when_the_gguf_has_no_template():
     assert rendered == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nScore: "
 
 
+@pytest.mark.model
 def test_threads_are_configurable(default_model):
     spec, path = default_model
     backend = LlamaCppBackend(path, spec, LlamaCppOptions(n_threads=2))

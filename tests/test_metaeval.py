@@ -5,14 +5,13 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
+from command_line import localeval
 from rich.console import Console
 from scripted import ScriptedBackend
 
@@ -48,12 +47,9 @@ def alignment_file(name: str) -> Path:
     return path
 
 
-def localeval(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "100", "LOCALEVAL_HOME": str(cwd / "no-models")}
-    return subprocess.run(
-        [sys.executable, "-m", "localeval", *args],
-        capture_output=True, text=True, env=env, cwd=cwd, timeout=120,
-    )
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``localeval ARGS`` in ``cwd``, with no model to be found there."""
+    return localeval(*args, env={"COLUMNS": "100", "LOCALEVAL_HOME": str(cwd / "no-models")}, cwd=cwd)
 
 
 def by_hand(records: list[dict[str, Any]], human: str, group: str) -> dict[str, Any]:
@@ -122,7 +118,7 @@ def test_length_baseline_matches_scipy_through_the_cli_and_the_function(name, tm
     assert method.summary_level.groups == expected["groups"]
     assert_close(coefficients(method.summary_level), expected["summary"])
 
-    result = localeval(
+    result = cli(
         "meta-eval", str(path), "--metric", "output_length",
         "--field", "actual_output=system_output", "--field", "input=source",
         "--human", human, "--group", group,
@@ -270,12 +266,8 @@ def test_geval_methods_with_the_real_default_model(tmp_path):
         "--human", "scores.naturalness", "--group", "source", "--limit", "6",
         "--cache-dir", str(tmp_path / "cache"), "--out", "items.jsonl",
     )
-    env = {**os.environ, "COLUMNS": "100"}  # LOCALEVAL_HOME says where the model is
-    for run in ("first", "rerun"):
-        result = subprocess.run(
-            [sys.executable, "-m", "localeval", *args, "--report", f"{run}.json"],
-            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
-        )
+    for run in ("first", "rerun"):  # LOCALEVAL_HOME says where the model is
+        result = localeval(*args, "--report", f"{run}.json", env={"COLUMNS": "100"}, cwd=tmp_path)
         assert result.returncode == 0, result.stderr
     first, rerun = (json.loads((tmp_path / f"{run}.json").read_text()) for run in ("first", "rerun"))
     assert first["backend"]["model_sha256"] and first["stats"]["model_calls"] > 0
@@ -420,7 +412,7 @@ def test_output_length_counts_words_and_always_passes():
 
 
 def test_metric_options_are_json_when_they_parse(tiny, tmp_path):
-    result = localeval(
+    result = cli(
         "meta-eval", str(tiny), "-m", "output_length", "--field", "input=doc", "--field", "actual_output=out",
         "--human", "scores.quality", "--metric-option", "max_words=4", "--out", "items.jsonl", cwd=tmp_path,
     )
@@ -450,7 +442,7 @@ def test_bad_input_is_one_line_and_exit_2(name, tiny, tmp_path):
     options, expected = CLI_ERRORS[name]
     data = [] if "nope.jsonl" in options else [str(tiny)]
     metric = [] if "-m" in options else ["-m", "output_length"]
-    result = localeval(
+    result = cli(
         "meta-eval", *data, *metric, "--field", "input=doc", "--field", "actual_output=out", *options,
         cwd=tmp_path,
     )
@@ -462,7 +454,7 @@ def test_bad_input_is_one_line_and_exit_2(name, tiny, tmp_path):
 
 def test_a_file_without_records_is_one_line_and_exit_2(tmp_path):
     (tmp_path / "empty.json").write_text("[]\n")
-    result = localeval("meta-eval", "empty.json", "-m", "output_length", "--human", "h", "--field", "input=q",
+    result = cli("meta-eval", "empty.json", "-m", "output_length", "--human", "h", "--field", "input=q",
                        cwd=tmp_path)
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert result.stderr == "error: empty.json: no records (the file is an empty list)\n"
@@ -470,7 +462,7 @@ def test_a_file_without_records_is_one_line_and_exit_2(tmp_path):
 
 def test_a_cache_folder_that_cannot_be_made_is_named_before_the_judge_loads(tiny, tmp_path):
     (tmp_path / "a-file").write_text("")
-    result = localeval(  # no model is there: loading the judge would be the error
+    result = cli(  # no model is there: loading the judge would be the error
         "meta-eval", str(tiny), "-m", "geval:coherence", "--human", "scores.quality", "--field", "input=doc",
         "--field", "actual_output=out", "--cache-dir", "a-file/cache", cwd=tmp_path,
     )

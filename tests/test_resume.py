@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from run_projects import ANSWERS, command, report_outcomes, write_project
+from command_line import ANSWERS, Project, command, exit_code_of, localeval, report_outcomes
 
 from localeval.data.case import TestCase
 
@@ -33,9 +32,11 @@ metric = "exact_match"
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    cases = [TestCase(name=f"q{i}", input=q, actual_output=a, expected_output=a) for i, (q, a) in enumerate(ANSWERS)]
-    return write_project(tmp_path, cases, CONFIG)
+def project(project: Project) -> Project:
+    project.write_cases(TestCase(name=f"q{i}", input=q, actual_output=a, expected_output=a)
+                        for i, (q, a) in enumerate(ANSWERS))
+    project.write("eval.toml", CONFIG)
+    return project
 
 
 def journal_entries(path: Path) -> list[tuple[int, str]]:
@@ -44,16 +45,15 @@ def journal_entries(path: Path) -> list[tuple[int, str]]:
 
 
 @pytest.mark.model
-def test_a_run_killed_with_sigkill_resumes_to_the_same_report(project: Path) -> None:
-    env = {**os.environ, "COLUMNS": "200"}
-    whole = subprocess.run(command("-c", str(project / "eval.toml"), "--run-dir", str(project / "whole")),
-                           capture_output=True, text=True, env=env, timeout=300)
-    assert whole.returncode in (0, 1), whole.stderr
+def test_a_run_killed_with_sigkill_resumes_to_the_same_report(project: Project) -> None:
+    whole = project.localeval("run", "-c", "eval.toml", "--run-dir", "whole")
+    assert (project / "whole" / "report.json").exists(), whole.stderr
+    assert whole.returncode == exit_code_of(json.loads((project / "whole" / "report.json").read_text())), whole.stderr
 
     killed_dir = project / "killed"
     journal = killed_dir / "journal.jsonl"
-    proc = subprocess.Popen(command("-c", str(project / "eval.toml"), "--run-dir", str(killed_dir)),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(command("run", "-c", "eval.toml", "--run-dir", str(killed_dir)),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=project.environ(), cwd=project)
     deadline = time.monotonic() + 240
     while not (journal.is_file() and len(journal_entries(journal)) >= 5):
         assert proc.poll() is None, "the run finished before it could be killed"
@@ -66,8 +66,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_report(project: Path) -> 
     assert 5 <= len(done_before) < 2 * len(ANSWERS)
     assert not (killed_dir / "report.json").exists()
 
-    resumed = subprocess.run(command("--resume", str(killed_dir)), capture_output=True, text=True, env=env,
-                             cwd="/", timeout=300)
+    resumed = project.localeval("run", "--resume", str(killed_dir), cwd="/")
     assert resumed.returncode == whole.returncode, resumed.stderr
     entries = journal_entries(journal)
     assert journal.read_bytes().startswith(before)  # nothing finished was lost or rewritten
@@ -77,40 +76,35 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_report(project: Path) -> 
     assert report["stats"]["resumed"] == len(done_before)
 
 
-def test_resume_takes_no_other_settings(project: Path) -> None:
-    result = subprocess.run(command("--resume", "abc", "--metric", "exact_match"), capture_output=True, text=True,
-                            timeout=60)
+def test_resume_takes_no_other_settings() -> None:
+    result = localeval("run", "--resume", "abc", "--metric", "exact_match")
     assert result.returncode == 2
     assert "--resume runs with the run's own settings; drop --metric" in result.stderr
 
 
-def test_resume_of_an_unknown_run_names_where_it_looked(project: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "LOCALEVAL_RUNS_DIR": str(tmp_path / "runs"), "COLUMNS": "300"}
-    result = subprocess.run(command("--resume", "nope"), capture_output=True, text=True, env=env, timeout=60)
+def test_resume_of_an_unknown_run_names_where_it_looked(project: Project) -> None:
+    result = project.localeval("run", "--resume", "nope")
     assert result.returncode == 2
-    assert f"no run 'nope': neither a directory with a journal.jsonl nor a run id under {tmp_path / 'runs'}" in result.stderr
+    assert (f"no run 'nope': neither a directory with a journal.jsonl nor a run id under {project / 'runs'}"
+            in result.stderr)
 
 
-def test_resume_refuses_a_changed_dataset(project: Path) -> None:
-    env = {**os.environ, "COLUMNS": "300"}
-    first = subprocess.run(command(str(project / "cases.jsonl"), "--metric", "exact_match", "--run-dir",
-                                   str(project / "run")), capture_output=True, text=True, env=env, timeout=60)
+def test_resume_refuses_a_changed_dataset(project: Project) -> None:
+    first = project.localeval("run", "cases.jsonl", "--metric", "exact_match", "--run-dir", "run")
     assert first.returncode == 0, first.stderr
     with (project / "cases.jsonl").open("a") as stream:
         stream.write(json.dumps({"input": "new", "actual_output": "x", "expected_output": "x"}) + "\n")
-    result = subprocess.run(command("--resume", str(project / "run")), capture_output=True, text=True, env=env,
-                            timeout=60)
+    result = project.localeval("run", "--resume", str(project / "run"))
     assert result.returncode == 2
     assert "the dataset changed since run" in result.stderr
 
 
 @pytest.mark.model
-def test_ctrl_c_stops_cleanly_and_says_how_to_resume(project: Path) -> None:
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(project: Project) -> None:
     run_dir = project / "interrupted"
     journal = run_dir / "journal.jsonl"
-    proc = subprocess.Popen(command("-c", str(project / "eval.toml"), "--run-dir", str(run_dir)),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "COLUMNS": "300"})
+    proc = subprocess.Popen(command("run", "-c", "eval.toml", "--run-dir", str(run_dir)), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=project.environ(), cwd=project)
     deadline = time.monotonic() + 240
     while not (journal.is_file() and len(journal_entries(journal)) >= 2):
         assert proc.poll() is None and time.monotonic() < deadline
@@ -124,19 +118,16 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(project: Path) -> None:
     assert "Traceback" not in stderr
 
 
-def test_resume_of_a_run_whose_settings_this_version_cannot_read_is_one_line(project: Path) -> None:
+def test_resume_of_a_run_whose_settings_this_version_cannot_read_is_one_line(project: Project) -> None:
     """A journal from before the typed backend options: [backend] held keys no kind has."""
-    env = {**os.environ, "COLUMNS": "300"}
-    first = subprocess.run(command(str(project / "cases.jsonl"), "--metric", "exact_match", "--run-dir",
-                                   str(project / "run")), capture_output=True, text=True, env=env, timeout=60)
+    first = project.localeval("run", "cases.jsonl", "--metric", "exact_match", "--run-dir", "run")
     assert first.returncode == 0, first.stderr
     journal = project / "run" / "journal.jsonl"
     lines = journal.read_text().splitlines()
     header = json.loads(lines[0])
     header["config"]["backend"] = {**header["config"]["backend"], "base_url": None, "api_key_env": None}
     journal.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
-    result = subprocess.run(command("--resume", str(project / "run")), capture_output=True, text=True, env=env,
-                            timeout=60)
+    result = project.localeval("run", "--resume", str(project / "run"))
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert f"error: {journal}:1: the run's settings cannot be read (backend" in result.stderr

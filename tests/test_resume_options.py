@@ -10,15 +10,12 @@ the answer ends with, counts its calls, and sends its own process a real SIGINT 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 import pytest
-from run_projects import report_outcomes
+from command_line import Project, report_outcomes
 from typer.testing import CliRunner
 
 from localeval.cli.app import app
@@ -109,26 +106,18 @@ def score(digit: int) -> float:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    (tmp_path / "digit.py").write_text(PLUGIN)
-    (tmp_path / "cases.jsonl").write_text("".join(
-        json.dumps({"name": f"q{i}", "input": f"Question {i}?", "actual_output": f"The answer {d}",
-                    "expected_output": f"The answer {d}"}) + "\n"
-        for i, d in enumerate(DIGITS)))
-    (tmp_path / "eval.toml").write_text(CONFIG.format(plugins='plugins = ["digit.py"]'))
-    (tmp_path / "bare.toml").write_text(CONFIG.format(plugins=""))
-    return tmp_path
+def project(project: Project) -> Project:
+    """The plugin, the cases, a config that names the plugin and one that does not; the judge's log."""
+    project.write("digit.py", PLUGIN)
+    project.write_cases({"name": f"q{i}", "input": f"Question {i}?", "actual_output": f"The answer {d}",
+                         "expected_output": f"The answer {d}"} for i, d in enumerate(DIGITS))
+    project.write("eval.toml", CONFIG.format(plugins='plugins = ["digit.py"]'))
+    project.write("bare.toml", CONFIG.format(plugins=""))
+    project.env["DIGIT_LOG"] = str(project / "digit.log")
+    return project
 
 
-def localeval(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """``localeval ARGS`` in a subprocess, its runs and cache in ``project``; ``env`` on top."""
-    environ = {**os.environ, "LOCALEVAL_RUNS_DIR": str(project / "runs"), "COLUMNS": "300",
-               "LOCALEVAL_CACHE_DIR": str(project / "cache"), "DIGIT_LOG": str(project / "digit.log"), **env}
-    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True,
-                          env=environ, cwd=project, timeout=120)
-
-
-def logged(project: Path) -> list[dict[str, Any]]:
+def logged(project: Project) -> list[dict[str, Any]]:
     """What the plugin's judge logged since the last call: its builds and calls; the log emptied."""
     log = project / "digit.log"
     lines = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
@@ -136,9 +125,9 @@ def logged(project: Path) -> list[dict[str, Any]]:
     return lines
 
 
-def test_a_plugin_file_registers_the_backend_kind_its_config_names(project: Path) -> None:
+def test_a_plugin_file_registers_the_backend_kind_its_config_names(project: Project) -> None:
     for run, plugin in (("config", ("-c", "eval.toml")), ("option", ("-c", "bare.toml", "--plugin", "digit.py"))):
-        done = localeval(project, "run", *plugin, "--run-dir", run, "--no-cache")
+        done = project.localeval("run", *plugin, "--run-dir", run, "--no-cache")
         assert done.returncode == 1, done.stderr  # the answers 1 and 2 fail the threshold of 0.5
         report = json.loads((project / run / "report.json").read_text())
         assert [c["results"][0]["score"] for c in report["cases"]] == pytest.approx([score(d) for d in DIGITS],
@@ -147,42 +136,43 @@ def test_a_plugin_file_registers_the_backend_kind_its_config_names(project: Path
         assert logged(project) == [{"built": 1}, *({"call": str(d)} for d in DIGITS)]
 
 
+@pytest.mark.ray
 @pytest.mark.skipif(find_spec("ray") is None, reason="the ray extra is not installed")
-def test_a_plugin_files_kind_judges_on_ray_workers(project: Path) -> None:
+def test_a_plugin_files_kind_judges_on_ray_workers(project: Project) -> None:
     """A worker imports the plugins before it reads the judges' options (the plugin's model)."""
-    done = localeval(project, "run", "-c", "eval.toml", "--run-dir", "run", "--no-cache", "--executor", "ray",
-                     "--ray-workers", "1")
+    done = project.localeval("run", "-c", "eval.toml", "--run-dir", "run", "--no-cache", "--executor", "ray",
+                             "--ray-workers", "1")
     assert done.returncode == 1, done.stderr
     report = json.loads((project / "run" / "report.json").read_text())
     assert [c["results"][0]["score"] for c in report["cases"]] == pytest.approx([score(d) for d in DIGITS], abs=1e-12)
     assert sorted(line["call"] for line in logged(project) if "call" in line) == sorted(str(d) for d in DIGITS)
 
 
-def test_a_plugin_that_fails_to_import_is_one_line_naming_it(project: Path) -> None:
+def test_a_plugin_that_fails_to_import_is_one_line_naming_it(project: Project) -> None:
     (project / "digit.py").write_text("1 / 0\n")
-    done = localeval(project, "run", "-c", "eval.toml")
+    done = project.localeval("run", "-c", "eval.toml")
     assert done.returncode == 2
     assert done.stderr.strip() == "error: eval.toml: plugins[1] 'digit.py': ZeroDivisionError: division by zero"
-    done = localeval(project, "run", "-c", "bare.toml", "--plugin", "digit.py")
+    done = project.localeval("run", "-c", "bare.toml", "--plugin", "digit.py")
     assert done.returncode == 2
     assert "error: command line: --plugin[1] " in done.stderr and "ZeroDivisionError" in done.stderr
     assert "Traceback" not in done.stderr
 
 
-def test_a_resume_reimports_the_plugin_and_honours_threads_reports_and_cache(project: Path) -> None:
-    whole = localeval(project, "run", "-c", "eval.toml", "--run-dir", "whole", "--cache-dir", "cache-whole")
+def test_a_resume_reimports_the_plugin_and_honours_threads_reports_and_cache(project: Project) -> None:
+    whole = project.localeval("run", "-c", "eval.toml", "--run-dir", "whole", "--cache-dir", "cache-whole")
     assert whole.returncode == 1, whole.stderr
     assert len(logged(project)) == 1 + len(DIGITS)
 
-    stopped = localeval(project, "run", "-c", "eval.toml", "--run-dir", "stopped", DIGIT_STOP_AT="3")
+    stopped = project.localeval("run", "-c", "eval.toml", "--run-dir", "stopped", DIGIT_STOP_AT="3")
     assert stopped.returncode == 130, stopped.stderr
     first = logged(project)
     saved = len((project / "stopped" / "journal.jsonl").read_text().splitlines()) - 1
     assert f"Interrupted: {saved} of {len(DIGITS)} results are saved." in stopped.stderr
     assert first[0] == {"built": 1} and 2 <= saved <= 3
 
-    resumed = localeval(project, "run", "--resume", "stopped", "--threads", "3", "--report", "out/r.json",
-                        "--html", "out/r.html", "--junit", "out/r.xml", "--cache-dir", "cache-resumed")
+    resumed = project.localeval("run", "--resume", "stopped", "--threads", "3", "--report", "out/r.json",
+                                "--html", "out/r.html", "--junit", "out/r.xml", "--cache-dir", "cache-resumed")
     assert resumed.returncode == 1, resumed.stderr
     rest = logged(project)
     assert rest[0] == {"built": 3}  # the plugin's judge, built with the resume's thread count
@@ -216,18 +206,18 @@ def test_resume_refuses_each_option_that_would_change_what_it_computes(command: 
         assert str(refused.value) == f"--resume runs with the run's own settings; drop {name}"
 
 
-def test_resume_names_every_refused_option_at_once_and_exits_2(project: Path) -> None:
-    done = localeval(project, "run", "--resume", "none", *(arg for option in RUN_REFUSES for arg in option),
-                     "--threads", "2", "--order", "input")
+def test_resume_names_every_refused_option_at_once_and_exits_2(project: Project) -> None:
+    done = project.localeval("run", "--resume", "none", *(arg for option in RUN_REFUSES for arg in option),
+                             "--threads", "2", "--order", "input")
     assert done.returncode == 2
     assert done.stderr.strip() == ("error: --resume runs with the run's own settings; drop DATASET, --config, --metric, "
                                    "--model, --backend, --base-url, --map, --list-delimiter, --plugin, --run-dir")
 
 
-def test_threads_on_the_resume_of_a_server_judged_run_is_refused_naming_the_backend(project: Path) -> None:
-    done = localeval(project, "run", "cases.jsonl", "--metric", "exact_match", "--backend", "ollama",
-                     "--model", "m", "--run-dir", "run")
+def test_threads_on_the_resume_of_a_server_judged_run_is_refused_naming_the_backend(project: Project) -> None:
+    done = project.localeval("run", "cases.jsonl", "--metric", "exact_match", "--backend", "ollama",
+                             "--model", "m", "--run-dir", "run")
     assert done.returncode == 0, done.stderr  # exact_match: no judge loads
-    resumed = localeval(project, "run", "--resume", "run", "--threads", "2")
+    resumed = project.localeval("run", "--resume", "run", "--threads", "2")
     assert resumed.returncode == 2
     assert resumed.stderr.strip() == "error: --threads does not apply to the ollama backend"

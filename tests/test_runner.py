@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from typing import ClassVar
 
 import pytest
@@ -24,10 +25,10 @@ from localeval.run.schedule import Task, plan
 
 
 class Probe(Metric):
-    """Scores len(actual_output) / 10; sleeps; counts how many run at once; may fail on cue."""
+    """Scores len(actual_output) / 10; counts how many run at once, each calling ``CONCURRENCY.meet``
+    with its output while it runs (a barrier's wait, say); may fail on cue."""
 
     kind: ClassVar[str] = "probe"
-    delay: float = 0.0
     error_on: str | None = None  #: a BackendError for this output
     crash_on: str | None = None  #: a ValueError (a bug) for this output
     interrupt_on: str | None = None  #: Ctrl-C while measuring this output
@@ -38,7 +39,7 @@ class Probe(Metric):
     def verdict(self, case: TestCase, judge: object) -> Verdict:
         output = case.actual_output or ""
         with CONCURRENCY.running():
-            time.sleep(self.delay)
+            CONCURRENCY.meet(output)
         if output == self.error_on:
             raise BackendError("scripted failure")
         if output == self.crash_on:
@@ -49,15 +50,20 @@ class Probe(Metric):
 
 
 class Concurrency:
+    """How many run at once now, and the most at once; ``meet`` is called by each while it runs."""
+
     def __init__(self) -> None:
         self.now = self.most = 0
         self.lock = threading.Lock()
+        self.meet: Callable[[str], object] = lambda output: None
+        self.threads: set[str] = set()  #: the names of the threads that ran one
 
     def running(self) -> Concurrency:
         return self
 
     def __enter__(self) -> None:
         with self.lock:
+            self.threads.add(threading.current_thread().name)
             self.now += 1
             self.most = max(self.most, self.now)
 
@@ -72,6 +78,14 @@ CONCURRENCY = Concurrency()
 @pytest.fixture(autouse=True)
 def fresh_concurrency() -> None:
     CONCURRENCY.now = CONCURRENCY.most = 0
+    CONCURRENCY.meet = lambda output: None
+    CONCURRENCY.threads.clear()
+
+
+def in_flight_together(parties: int) -> None:
+    """From now on each Probe waits until ``parties`` of them run at once (or the barrier breaks)."""
+    barrier = threading.Barrier(parties, timeout=30)
+    CONCURRENCY.meet = lambda output: barrier.wait()
 
 
 def dataset(*outputs: str, inputs: str = "ab") -> Dataset:
@@ -122,7 +136,8 @@ def test_threads_keep_this_many_in_flight_and_events_arrive_on_the_calling_threa
         if isinstance(event, MetricFinished):
             threads.add(threading.current_thread().name)
 
-    report = evaluate(dataset(*["x" * i for i in range(1, 9)]), [Probe(delay=0.1)],
+    in_flight_together(4)
+    report = evaluate(dataset(*["x" * i for i in range(1, 9)]), [Probe()],
                       options=RunOptions(workers=4), events=Events(listen))
     assert CONCURRENCY.most == 4
     assert threads == {threading.current_thread().name}
@@ -145,7 +160,8 @@ class Timed(Probe):
 def test_each_thread_takes_neighbours_in_prefix_order_one_after_the_other() -> None:
     Timed.log.clear()
     outputs = [f"{n:02d}" for n in range(16)]  # plan order is this order (one input)
-    evaluate(dataset(*outputs, inputs="a"), [Timed(delay=0.05)], options=RunOptions(workers=2))
+    in_flight_together(2)  # the two threads run their tasks side by side
+    evaluate(dataset(*outputs, inputs="a"), [Timed()], options=RunOptions(workers=2))
     when = {output: (start, end) for output, start, end in Timed.log}
     # 16 tasks, 2 threads: groups of 2 (at least 4 per thread). A group's second task starts
     # after its first ends, so calls sharing a prefix follow each other on one judge slot;
@@ -158,10 +174,14 @@ def test_each_thread_takes_neighbours_in_prefix_order_one_after_the_other() -> N
 
 def test_the_judges_parallel_requests_sets_the_threads() -> None:
     judge = ScriptedBackend(capabilities=FULL_CAPABILITIES.model_copy(update={"parallel_requests": 3}))
-    evaluate(dataset(*["x"] * 6), [Probe(delay=0.1)], judge)
+    in_flight_together(3)
+    evaluate(dataset(*["x"] * 6), [Probe()], judge)
     assert CONCURRENCY.most == 3
-    evaluate(dataset(*["x"] * 3), [Probe(delay=0.05)], ScriptedBackend())
+    CONCURRENCY.meet = lambda output: None
+    CONCURRENCY.threads.clear()
+    evaluate(dataset(*["x"] * 3), [Probe()], ScriptedBackend())
     assert CONCURRENCY.most == 3  # the default judge serves one request at a time; no new peak
+    assert CONCURRENCY.threads == {threading.current_thread().name}  # all on this thread: one at a time
 
 
 def test_an_error_is_that_cases_error_and_the_run_goes_on() -> None:
@@ -177,8 +197,12 @@ def test_an_error_is_that_cases_error_and_the_run_goes_on() -> None:
 @pytest.mark.parametrize("workers", [1, 3])
 def test_fail_fast_stops_at_the_first_error(workers: int) -> None:
     outputs = ["x", "bad", *["xx"] * 10]
-    report = evaluate(dataset(*outputs), [Probe(error_on="bad", delay=0.05)],
-                      options=RunOptions(order="input", fail_fast=True, workers=workers))
+    recorded = threading.Event()  # the error is back on this thread: the run has stopped starting tasks
+    if workers > 1:  # the others in flight with "bad" finish after its error, as slower calls would
+        CONCURRENCY.meet = lambda output: output == "bad" or recorded.wait(30)
+    report = evaluate(dataset(*outputs), [Probe(error_on="bad")],
+                      options=RunOptions(order="input", fail_fast=True, workers=workers),
+                      events=Events(lambda e: isinstance(e, MetricFinished) and e.result.error and recorded.set()))
     errors = [case.results[0].error for case in report.cases]
     assert errors[1] == "BackendError: scripted failure"
     not_run = [e for e in errors if e and e.startswith("not run: --fail-fast stopped the run at the error of case 2")]
@@ -317,7 +341,7 @@ class JudgedProbe(Probe):
     def verdict(self, case: TestCase, judge: object) -> Verdict:
         LANES[self.judge_name].__enter__()
         try:
-            time.sleep(self.delay)
+            LANES[self.judge_name].meet(case.actual_output or "")
         finally:
             LANES[self.judge_name].__exit__()
         return super().verdict(case, judge)
@@ -329,8 +353,10 @@ LANES: dict[str | None, Concurrency] = {}
 def test_each_judge_keeps_its_own_number_of_requests_in_flight() -> None:
     LANES.clear()
     LANES.update({None: Concurrency(), "wide": Concurrency()})
+    wide = threading.Barrier(3, timeout=30)  # the wide judge's three in flight at once, or this breaks
+    LANES["wide"].meet = lambda output: wide.wait()
     one, three = named_judge("one", parallel=1), named_judge("three", parallel=3)
-    metrics = [JudgedProbe(name="a", delay=0.05), JudgedProbe(name="b", judge="wide", delay=0.05)]
+    metrics = [JudgedProbe(name="a"), JudgedProbe(name="b", judge="wide")]
     report = evaluate(dataset(*["x"] * 6), metrics, one, judges={"wide": three})
     assert not report.any_errored
     assert (LANES[None].most, LANES["wide"].most) == (1, 3)

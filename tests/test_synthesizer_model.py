@@ -7,13 +7,11 @@ that always parse, G-Eval's probability-weighted filter, provenance, and the cac
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from command_line import localeval
 
 from localeval.data.dataset import Dataset
 from localeval.synthesizer.documents import judge_token_counter, read_document, split_into_chunks
@@ -21,12 +19,6 @@ from localeval.synthesizer.documents import judge_token_counter, read_document, 
 ROOT = Path(__file__).resolve().parent.parent
 TEA = ROOT / "examples" / "synthesize" / "docs" / "tea.md"
 DOC = "# Tea\n\nGreen tea is brewed at 80 degrees Celsius; boiling water makes it bitter.\n"
-
-
-def localeval(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "localeval", *args], capture_output=True, text=True, env=env, timeout=600
-    )
 
 
 @pytest.mark.model
@@ -42,7 +34,7 @@ def test_chunks_are_counted_by_the_judges_own_tokenizer(llama_backend):
 def test_synthesize_writes_goldens_that_load_and_a_rerun_makes_no_model_call(tmp_path):
     doc = tmp_path / "tea.md"
     doc.write_text(DOC)
-    env = {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
+    env = {"LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200"}
     args = ("synthesize", str(doc), "--out", str(tmp_path / "goldens.jsonl"), "--threads", "1",
             "--inputs-per-context", "1", "--threshold", "0")
     first = localeval(*args, env=env)
@@ -72,7 +64,7 @@ def test_an_empty_document_exits_2_naming_it_before_any_judge_is_loaded(tmp_path
     empty.write_text("\n")
     # a judge that cannot be reached: had it been tried, the error would be about it
     result = localeval("synthesize", str(good), str(empty), "--out", str(tmp_path / "g.jsonl"),
-                       "--backend", "ollama", "--model", "m", "--base-url", "http://127.0.0.1:9", env=dict(os.environ))
+                       "--backend", "ollama", "--model", "m", "--base-url", "http://127.0.0.1:9")
     assert result.returncode == 2
     assert re.sub(r"\s+", " ", result.stderr).strip() == f"error: {empty}: the document is empty"
     assert not (tmp_path / "g.jsonl").exists()
@@ -81,7 +73,6 @@ def test_an_empty_document_exits_2_naming_it_before_any_judge_is_loaded(tmp_path
 def test_an_unknown_synthesizer_option_on_the_command_line_exits_2(tmp_path):
     doc = tmp_path / "tea.md"
     doc.write_text(DOC)
-    result = localeval("synthesize", str(doc), "--out", str(tmp_path / "g.jsonl"), "--evolution", "deeper",
-                       env=dict(os.environ))
+    result = localeval("synthesize", str(doc), "--out", str(tmp_path / "g.jsonl"), "--evolution", "deeper")
     assert result.returncode == 2
     assert "command line: synthesizer.evolutions.0: Input should be 'reasoning'" in result.stderr

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from command_line import Project
 from rich.console import Console
 
 from localeval.backends.base import Message, TextRequest
@@ -48,19 +49,18 @@ metric = "exact_match"
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    (tmp_path / "goldens.jsonl").write_text("".join(json.dumps(g) + "\n" for g in GOLDENS))
-    (tmp_path / "prompts").mkdir()
-    (tmp_path / "prompts" / "user.j2").write_text("{% if tags %}[{{ tags | join(',') }}] {% endif %}Q: {{ input }}")
-    (tmp_path / "eval.toml").write_text(CONFIG)
-    return tmp_path
+def project(project: Project) -> Project:
+    project.write_cases(GOLDENS, "goldens.jsonl")
+    project.write("prompts/user.j2", "{% if tags %}[{{ tags | join(',') }}] {% endif %}Q: {{ input }}")
+    project.write("eval.toml", CONFIG)
+    return project
 
 
 def cases(*goldens: dict[str, Any]) -> Dataset:
     return Dataset([TestCase(**g) for g in goldens], [f"g.jsonl:{i}" for i in range(1, len(goldens) + 1)])
 
 
-def test_the_target_table_takes_a_backend_table_and_files_relative_to_the_config(project: Path) -> None:
+def test_the_target_table_takes_a_backend_table_and_files_relative_to_the_config(project: Project) -> None:
     config = RunConfig.load(project / "eval.toml")
     assert config.target is not None
     assert config.target.backend.kind == "llama.cpp"
@@ -80,7 +80,7 @@ def test_a_bad_target_table_is_one_line_naming_the_key(tmp_path: Path, table: st
     assert str(caught.value).startswith(f"{tmp_path / 'eval.toml'}: {message}")
 
 
-def test_the_template_renders_the_golden_as_chat_messages(project: Path) -> None:
+def test_the_template_renders_the_golden_as_chat_messages(project: Project) -> None:
     config = RunConfig.load(project / "eval.toml")
     assert config.target is not None
     template = PromptTemplate(config.target, config.source)
@@ -160,7 +160,7 @@ def test_a_backend_without_free_text_is_refused_by_name() -> None:
 # -- localeval run with a target, in process, the target scripted -----------------------
 
 
-def run(project: Path, target: ScriptedJudge | dict[str, ScriptedJudge], monkeypatch: pytest.MonkeyPatch,
+def run(project: Project, target: ScriptedJudge | dict[str, ScriptedJudge], monkeypatch: pytest.MonkeyPatch,
         **flags: Any) -> int:
     """``localeval run`` in process with scripted targets (one, or by name) behind a cache that stores nothing."""
     scripted = target if isinstance(target, dict) else {"scripted": target}
@@ -176,7 +176,8 @@ def run(project: Path, target: ScriptedJudge | dict[str, ScriptedJudge], monkeyp
     return session.run(config, paths, quiet, quiet, {}, session.RunFlags(**flags))
 
 
-def test_a_run_generates_journals_judges_and_reports_the_target(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_generates_journals_judges_and_reports_the_target(project: Project,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     target = ScriptedJudge(texts=["Paris", BackendError("timed out")])
     code = run(project, target, monkeypatch, run_dir=project / "run")
     assert code == session.EXIT_ERRORED  # the target failed for one golden
@@ -198,7 +199,7 @@ def test_a_run_generates_journals_judges_and_reports_the_target(project: Path, m
     assert [(e["case"], e["generation"]["output"]) for e in lines if "generation" in e] == [(0, "Paris"), (1, None)]
 
 
-def test_a_resumed_run_never_generates_twice(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_resumed_run_never_generates_twice(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     stopped = run(project, ScriptedJudge(texts=["Paris", KeyboardInterrupt()]), monkeypatch, run_dir=project / "run")
     assert stopped == session.EXIT_INTERRUPTED
     with Journal.open(project / "run" / "journal.jsonl") as journal:
@@ -211,7 +212,8 @@ def test_a_resumed_run_never_generates_twice(project: Path, monkeypatch: pytest.
     assert (report["targets"][0]["resumed"], report["targets"][0]["generated"]) == (1, 1)
 
 
-def test_a_missing_field_stops_the_run_before_the_target_loads(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_field_stops_the_run_before_the_target_loads(project: Project,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     (project / "prompts" / "user.j2").write_text("{{ input }} ({{ context | join(', ') }})")
     target = ScriptedJudge(texts=["never"])
     with pytest.raises(DatasetError, match=r"goldens.jsonl:1: field 'context': the target's template .*user.j2"):
@@ -219,7 +221,7 @@ def test_a_missing_field_stops_the_run_before_the_target_loads(project: Path, mo
     assert target.requests == [] and not (project / "run").exists()
 
 
-def test_generate_writes_the_cases_file(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_generate_writes_the_cases_file(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(generation, "load_targets",
                         lambda *args: {"scripted": CachedBackend(ScriptedJudge(texts=["P", "4"]), None)})
     config = session.settings_from_cli(
@@ -253,7 +255,7 @@ metric = "exact_match"
 
 
 def test_two_targets_answer_every_golden_and_are_summarized_side_by_side(
-        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / "eval.toml").write_text(TWO_TARGETS)
     a, b = ScriptedJudge(texts=["Paris", "4"]), ScriptedJudge(texts=["Lyon", BackendError("timed out")])
     assert run(project, {"a": a, "b": b}, monkeypatch, run_dir=project / "run") == session.EXIT_ERRORED
@@ -281,7 +283,7 @@ def test_target_and_targets_together_or_twice_the_same_name_are_refused(tmp_path
         RunConfig.load(tmp_path / "eval.toml")
 
 
-def test_compare_matches_two_runs_of_two_targets_per_target(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compare_matches_two_runs_of_two_targets_per_target(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from localeval.data.results import RunReport
     from localeval.reports.compare import compare
 
@@ -307,7 +309,7 @@ include_reason = false
 
 
 def test_the_arena_of_one_run_judges_its_targets_outputs_against_each_other(
-        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / "eval.toml").write_text(TWO_TARGETS)
     run(project, {"a": ScriptedJudge(texts=["Paris", "4"]), "b": ScriptedJudge(texts=["Lyon", "5"])}, monkeypatch,
         run_dir=project / "run")
@@ -336,7 +338,7 @@ def report_id(run_dir: Path) -> str:
 
 
 def test_generate_with_two_targets_writes_each_golden_once_per_target(
-        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     (project / "eval.toml").write_text(TWO_TARGETS)
     backends = {"a": CachedBackend(ScriptedJudge(texts=["Paris", "4"]), None),
                 "b": CachedBackend(ScriptedJudge(texts=["Lyon", BackendError("timed out")]), None)}

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from command_line import Project, exit_code_of, localeval
 from test_html_browser import CHROMIUM, chromium
 from test_targets import TWO_TARGETS, project, run  # noqa: F401 -- project is a fixture
 
+from localeval.cli.exits import EXIT_ERRORED
 from localeval.errors import BackendError
 from localeval.testing import ScriptedJudge
 
@@ -22,7 +21,7 @@ XSS = "<img src=x onerror=alert(1)>"
 
 
 @pytest.fixture
-def page(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
+def page(project: Project, monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
     (project / "eval.toml").write_text(TWO_TARGETS)
     a, b = ScriptedJudge(texts=["Paris", "4"]), ScriptedJudge(texts=[XSS, BackendError("timed out")])
     run(project, {"a": a, "b": b}, monkeypatch, run_dir=project / "run")
@@ -53,6 +52,7 @@ def test_the_page_has_the_by_target_table_and_the_outputs_side_by_side(page: Pat
     assert re.findall(r'<span class="name" data-sort="[^"]*">([^<]*)<', text)[:2] == ["fr @ a", "fr @ b"]
 
 
+@pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs headless Chromium at /usr/bin/chromium")
 def test_chromium_shows_the_matrix(page: Path, tmp_path: Path) -> None:
     dom = chromium(tmp_path, page.as_uri(), "--dump-dom")
@@ -62,18 +62,18 @@ def test_chromium_shows_the_matrix(page: Path, tmp_path: Path) -> None:
     assert "<img" not in dom.split('<table class="matrix">')[1]
 
 
+@pytest.mark.model
+@pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs headless Chromium at /usr/bin/chromium")
 def test_the_compare_models_example_report_shows_both_models_side_by_side(tmp_path: Path) -> None:
     """The real example: both shipped models answer, the default model judges, Chromium renders the matrix."""
     example = Path(__file__).resolve().parents[1] / "examples" / "compare-models"
-    env = {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache")}
-    done = subprocess.run(
-        [sys.executable, "-m", "localeval", "run", "-c", str(example / "eval.toml"), "--run-dir", str(tmp_path / "run")],
-        capture_output=True, text=True, env=env, timeout=900,
-    )
-    assert done.returncode in (0, 1), done.stderr  # 1: some answers fail their metrics
+    done = localeval("run", "-c", str(example / "eval.toml"), "--run-dir", str(tmp_path / "run"),
+                     env={"LOCALEVAL_CACHE_DIR": str(tmp_path / "cache")})
+    assert (tmp_path / "run" / "report.json").exists(), done.stderr
     goldens = [json.loads(line) for line in (example / "goldens.jsonl").read_text().splitlines()]
     report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert done.returncode == exit_code_of(report) != EXIT_ERRORED, done.stderr
     assert [t["name"] for t in report["targets"]] == ["smollm2-135m", "gemma-3-270m"]
     dom = chromium(tmp_path, (tmp_path / "run" / "report.html").as_uri(), "--dump-dom")
     rows = matrix_rows(dom)

@@ -1,4 +1,4 @@
-"""A target behind a real HTTP server on 127.0.0.1 (tests.servers.EchoServer): as many requests in
+"""A target behind a real HTTP server on 127.0.0.1 (servers.EchoServer): as many requests in
 flight as the backend's max_concurrency, each output on its own golden, the cache key unchanged,
 and Ctrl-C keeping what was in flight."""
 
@@ -9,12 +9,14 @@ import json
 import os
 import signal
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from servers import FAST_RETRIES, EchoServer
 
 from localeval.backends import make_backend
 from localeval.backends.base import Backend
@@ -26,7 +28,21 @@ from localeval.data.dataset import Dataset
 from localeval.paths import Paths
 from localeval.run.journal import Journal
 from localeval.targets import Generation, PromptTemplate, TargetOptions, generate_outputs
-from tests.servers import FAST_RETRIES, EchoServer
+
+
+class Said(io.StringIO):
+    """A console's file: ``seen`` is set once what was written holds ``text``."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text, self.seen = text, threading.Event()
+
+    def write(self, written: str) -> int:
+        count = super().write(written)
+        if self.text in self.getvalue():
+            self.seen.set()
+        return count
+
 
 QUESTIONS = ["q0", "q1", "q2", "q3", "q4", "FAIL q5", "q6", "q7", "q8"]
 OPTIONS = TargetOptions(name="echo", user="Q: {{ input }}")
@@ -40,7 +56,7 @@ def goldens() -> Dataset:
 
 @pytest.fixture
 def server() -> Iterator[EchoServer]:
-    echo = EchoServer(delay=0.2)
+    echo = EchoServer()
     yield echo
     echo.close()
 
@@ -50,13 +66,17 @@ def target(server: EchoServer, parallel: int) -> Backend:
 
 
 def test_max_concurrency_requests_are_in_flight_and_each_output_lands_on_its_golden(server: EchoServer) -> None:
+    first_four = threading.Barrier(4, timeout=30)  # four requests in flight at once, or this breaks
+    server.hold = lambda count: count <= 4 and first_four.wait()
     recorded: list[tuple[int, str | None, bool]] = []
     progress: list[tuple[int, int]] = []
+    start = time.monotonic()
     outputs = generate_outputs(
         goldens(), OPTIONS, PromptTemplate(OPTIONS), target(server, 4),
         record=lambda i, g: recorded.append((i, g.output, threading.current_thread() is threading.main_thread())),
         progress=lambda finished, total: progress.append((finished, total)),
     )
+    elapsed = time.monotonic() - start
     assert server.peak == 4
     assert Counter(server.prompts) == Counter(f"Q: {q}" for q in QUESTIONS)  # each asked once
     assert [c.actual_output for c in outputs.dataset.cases] == [
@@ -70,14 +90,17 @@ def test_max_concurrency_requests_are_in_flight_and_each_output_lands_on_its_gol
     assert progress == [(n, 9) for n in range(10)]
     record = outputs.record
     assert (record.generated, record.errored, record.given, record.resumed) == (8, 1, 1, 0)
-    assert record.duration_s < 9 * 0.2  # fewer than one request's time per golden
+    assert 0 < record.duration_s <= elapsed  # the generation's wall time
 
 
 def test_a_target_that_serves_one_at_a_time_is_asked_in_dataset_order(server: EchoServer) -> None:
+    second = threading.Event()
+    server.arrived = lambda count: count == 2 and second.set()
+    server.hold = lambda count: count == 1 and second.wait(0.5)  # a second request would come now, were it sent
     recorded: list[int] = []
     generate_outputs(goldens(), OPTIONS, PromptTemplate(OPTIONS), target(server, 1),
                      record=lambda i, g: recorded.append(i))
-    assert server.peak == 1
+    assert server.peak == 1 and second.is_set()
     assert server.prompts == [f"Q: {q}" for q in QUESTIONS]
     assert recorded == list(range(9))
 
@@ -137,17 +160,26 @@ metric = "exact_match"
 
 
 def test_a_run_interrupted_with_requests_in_flight_resumes_without_asking_twice(tmp_path: Path) -> None:
+    said = Said("Interrupted: finishing")
+    first_three = threading.Barrier(3, timeout=30)  # the run's three requests in flight at once, or this breaks
+
     def ctrl_c_at_the_fourth(count: int) -> None:
         if count == 4:
             os.kill(os.getpid(), signal.SIGINT)  # Python raises KeyboardInterrupt on the main thread
 
-    echo = EchoServer(delay=0.2, arrived=ctrl_c_at_the_fourth)
+    def hold(count: int) -> None:
+        if count <= 3:
+            first_three.wait()
+        else:  # the fourth (and any sent with it) is answered once the run has taken the Ctrl-C
+            said.seen.wait(30)
+
+    echo = EchoServer(arrived=ctrl_c_at_the_fourth, hold=hold)
     try:
         goldens = [{"name": q, "input": q, "expected_output": f"echo: Q: {q}"} for q in QUESTIONS]
         (tmp_path / "goldens.jsonl").write_text("".join(json.dumps(g) + "\n" for g in goldens))
         (tmp_path / "eval.toml").write_text(CONFIG.format(url=echo.url))
         paths = Paths(home=tmp_path / "home", cache=tmp_path / "cache")
-        quiet = Console(file=io.StringIO())
+        quiet = Console(file=said)
         config = RunConfig.load(tmp_path / "eval.toml")
         flags = session.RunFlags(run_dir=tmp_path / "run")
         assert session.run(config, paths, quiet, quiet, {}, flags) == session.EXIT_INTERRUPTED

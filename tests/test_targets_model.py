@@ -4,14 +4,12 @@ stand-in and llama-cpp-python's server, and `localeval run` / `generate` in a su
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from command_line import Project, exit_code_of
 
 from localeval.backends.base import Message, TextRequest
+from localeval.cli.exits import EXIT_ERRORED
 
 QUESTION = TextRequest(messages=(Message(role="system", content="Answer in one short sentence."),
                                  Message(role="user", content="What is the capital of France?")), max_tokens=24)
@@ -43,9 +41,8 @@ evaluation_params = ["input", "actual_output", "expected_output"]
 evaluation_steps = ["Check whether the actual output states the expected output."]
 """
 
-pytestmark = pytest.mark.model
-
-
+@pytest.mark.model
+@pytest.mark.server
 def test_greedy_text_is_the_same_in_process_through_the_standin_and_the_server(
         llama_backend, ollama_backend, openai_backend):
     local = llama_backend.generate_text(QUESTION)
@@ -55,32 +52,28 @@ def test_greedy_text_is_the_same_in_process_through_the_standin_and_the_server(
     assert openai_backend.generate_text(QUESTION).text == local.text
 
 
+@pytest.mark.model
 def test_stop_strings_end_the_output_in_process(llama_backend):
     whole = llama_backend.generate_text(QUESTION).text
     cut = llama_backend.generate_text(QUESTION.model_copy(update={"stop": ("capital",)}))
     assert cut.text == whole[: whole.index("capital")] and cut.finish_reason == "stop"
 
 
-def localeval(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=600)
-
-
 @pytest.fixture
-def project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    (tmp_path / "goldens.jsonl").write_text("".join(json.dumps(g) + "\n" for g in GOLDENS))
-    (tmp_path / "eval.toml").write_text(CONFIG)
-    return tmp_path, {**os.environ, "LOCALEVAL_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "100"}
+def project(project: Project) -> Project:
+    project.write_cases(GOLDENS, "goldens.jsonl")
+    project.write("eval.toml", CONFIG)
+    return project
 
 
-def test_run_generates_then_judges_and_a_second_run_makes_no_model_call(project):
-    folder, env = project
-    first = localeval("run", "-c", "eval.toml", "--run-dir", "a", env=env, cwd=folder)
-    assert first.returncode in (0, 1), first.stderr
-    assert "Target smollm2: 2 outputs generated, 0 from the journal, 0 failed" in first.stderr
-    second = localeval("run", "-c", "eval.toml", "--run-dir", "b", env=env, cwd=folder)
+@pytest.mark.model
+def test_run_generates_then_judges_and_a_second_run_makes_no_model_call(project: Project) -> None:
+    first = project.localeval("run", "-c", "eval.toml", "--run-dir", "a")
+    assert "Target smollm2: 2 outputs generated, 0 from the journal, 0 failed" in first.stderr, first.stderr
+    second = project.localeval("run", "-c", "eval.toml", "--run-dir", "b")
+    a, b = (json.loads((project / run / "report.json").read_text()) for run in ("a", "b"))
+    assert first.returncode == exit_code_of(a) != EXIT_ERRORED, first.stderr
     assert second.returncode == first.returncode, second.stderr
-    a, b = (json.loads((folder / run / "report.json").read_text()) for run in ("a", "b"))
     assert a["targets"][0]["usage"]["model_calls"] == 2 and a["stats"]["model_calls"] == 4  # score + reason per case
     assert b["targets"][0]["usage"] == {"model_calls": 0, "cache_hits": 2, "prompt_tokens": 0, "completion_tokens": 0}
     assert (b["stats"]["model_calls"], b["stats"]["cache_hits"]) == (0, 4)
@@ -89,21 +82,20 @@ def test_run_generates_then_judges_and_a_second_run_makes_no_model_call(project)
     assert a["targets"][0]["fingerprint"]["kind"] == "llama.cpp" and a["targets"][0]["fingerprint"]["model_sha256"]
     assert a["targets"][0]["template_sha256"] == b["targets"][0]["template_sha256"]
 
-    written = localeval("generate", "goldens.jsonl", "-c", "eval.toml", "--out", "cases.jsonl", env=env, cwd=folder)
+    written = project.localeval("generate", "goldens.jsonl", "-c", "eval.toml", "--out", "cases.jsonl")
     assert written.returncode == 0, written.stderr
     assert "0 model calls, 2 from cache" in written.stderr
-    cases = [json.loads(line) for line in (folder / "cases.jsonl").read_text().splitlines()]
+    cases = [json.loads(line) for line in (project / "cases.jsonl").read_text().splitlines()]
     assert [c["actual_output"] for c in cases] == outputs
 
 
-def test_a_template_field_a_golden_lacks_exits_2_before_any_model_loads(project):
-    folder, env = project
-    (folder / "eval.toml").write_text(CONFIG.replace('user = "{{ input }}"', 'user = "{{ input }} {{ context[0] }}"'))
-    env = {**env, "LOCALEVAL_HOME": str(folder / "no-models")}  # a model load would fail otherwise
+def test_a_template_field_a_golden_lacks_exits_2_before_any_model_loads(project: Project) -> None:
+    project.write("eval.toml", CONFIG.replace('user = "{{ input }}"', 'user = "{{ input }} {{ context[0] }}"'))
     for args in (("run", "-c", "eval.toml"), ("generate", "goldens.jsonl", "-c", "eval.toml", "--out", "x.jsonl")):
-        result = localeval(*args, env=env, cwd=folder)
+        # no model there: a model load would fail otherwise
+        result = project.localeval(*args, LOCALEVAL_HOME=str(project / "no-models"))
         assert result.returncode == 2
         assert result.stderr.strip().endswith(
             "goldens.jsonl:1: field 'context': the target's template eval.toml: target.user uses it, "
             "and this golden has none")
-        assert not (folder / "x.jsonl").exists()
+        assert not (project / "x.jsonl").exists()
