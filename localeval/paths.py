@@ -12,6 +12,7 @@ class Paths:
     home: Path  #: pulled models and the model registry
     cache: Path  #: the judge-call cache
     runs_dir: Path | None = None  #: runs' journals and reports; None: ``<home>/runs``
+    checks_dir: Path | None = None  #: judges' checks; None: ``<home>/judge-checks``
 
     @property
     def runs(self) -> Path:
@@ -21,11 +22,12 @@ class Paths:
     @property
     def judge_checks(self) -> Path:
         """Where ``localeval check-judge`` keeps each judge's check, one file per fingerprint."""
-        return self.home / "judge-checks"
+        return self.checks_dir or self.home / "judge-checks"
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Paths:
-        """``LOCALEVAL_HOME``, ``LOCALEVAL_CACHE_DIR`` and ``LOCALEVAL_RUNS_DIR``, else the XDG folders."""
+        """``LOCALEVAL_HOME``, ``LOCALEVAL_CACHE_DIR``, ``LOCALEVAL_RUNS_DIR`` and ``LOCALEVAL_CHECKS_DIR``
+        (a team's shared folder of judge checks, say), else the XDG folders."""
         user = Path(environ.get("HOME") or Path.home())
         data = Path(environ.get("XDG_DATA_HOME") or user / ".local" / "share")
         cache = Path(environ.get("XDG_CACHE_HOME") or user / ".cache")
@@ -33,4 +35,5 @@ class Paths:
             home=Path(environ.get("LOCALEVAL_HOME") or data / "localeval"),
             cache=Path(environ.get("LOCALEVAL_CACHE_DIR") or cache / "localeval"),
             runs_dir=Path(environ["LOCALEVAL_RUNS_DIR"]) if environ.get("LOCALEVAL_RUNS_DIR") else None,
+            checks_dir=Path(environ["LOCALEVAL_CHECKS_DIR"]) if environ.get("LOCALEVAL_CHECKS_DIR") else None,
         )

@@ -111,9 +111,11 @@ def project(tmp_path: Path) -> Project:
 
 @pytest.fixture(scope="session", autouse=True)
 def runs_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Runs started by tests (the CLI's, in subprocesses too) keep their journals out of $HOME."""
+    """Runs started by tests (the CLI's, in subprocesses too) keep their journals out of $HOME, and
+    read no judge check but the tests' own: a check made on this machine would change what runs say."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LOCALEVAL_RUNS_DIR", str(tmp_path_factory.mktemp("runs")))
+        patch.setenv("LOCALEVAL_CHECKS_DIR", str(tmp_path_factory.mktemp("judge-checks")))
         yield
 
 

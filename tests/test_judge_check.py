@@ -208,3 +208,12 @@ def test_bad_options_are_one_line_before_any_model_loads(args: tuple[str, ...], 
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("error: ") and message in line
+
+
+def test_the_checks_folder_is_the_homes_unless_the_environment_names_one(tmp_path: Path) -> None:
+    from localeval.paths import Paths
+
+    assert Paths.from_environ({"LOCALEVAL_HOME": str(tmp_path)}).judge_checks == tmp_path / "judge-checks"
+    shared = tmp_path / "team-checks"
+    environ = {"LOCALEVAL_HOME": str(tmp_path), "LOCALEVAL_CHECKS_DIR": str(shared)}
+    assert Paths.from_environ(environ).judge_checks == shared

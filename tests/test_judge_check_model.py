@@ -37,9 +37,9 @@ threshold = "calibrated"
 
 @pytest.fixture
 def judged(project: Project, default_model: tuple[object, Path]) -> Project:
-    """A project whose judge is the default model's file, with its checks kept in the project's home."""
+    """A project whose judge is the default model's file, with its judge checks kept in the project."""
     _, path = default_model
-    project.env["LOCALEVAL_HOME"] = str(project / "home")  # the model is named by its path: no catalog
+    project.env["LOCALEVAL_CHECKS_DIR"] = str(project / "checks")
     project.write("eval.toml", CONFIG.format(model=path))
     project.write_cases([{"name": "capital", "input": "What is the capital of Australia?",
                           "actual_output": "Sydney.", "expected_output": "Canberra"}])
@@ -59,7 +59,7 @@ def test_a_checked_judge_gives_its_threshold_and_every_report_says_how_far_to_tr
     check = judged.localeval("check-judge", "-c", "eval.toml", "--family", "correctness", "--pairs", "2")
     assert check.returncode == EXIT_OK, check.stderr
     assert "correctness: ordered" in check.stderr
-    [stored] = (judged / "home" / "judge-checks").glob("*.json")
+    [stored] = (judged / "checks").glob("*.json")
     measured = json.loads(stored.read_text())["families"][0]
     assert (measured["family"], measured["pairs"], measured["errored"]) == ("correctness", 2, 0)
 

@@ -73,12 +73,12 @@ def test_pytest_says_how_far_to_trust_each_judge_its_tests_asked(pytester: pytes
 
 
 def test_pytest_reads_the_judges_stored_check(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = pytester.path / "home"
-    monkeypatch.setenv("LOCALEVAL_HOME", str(home))
+    checks = pytester.path / "checks"
+    monkeypatch.setenv("LOCALEVAL_CHECKS_DIR", str(checks))
     from localeval.testing import ScriptedJudge
 
     judge: Fingerprint = ScriptedJudge().fingerprint
-    CheckStore(home / "judge-checks").save(JudgeCheck.model_validate({
+    CheckStore(checks).save(JudgeCheck.model_validate({
         "judge": judge.model_dump(), "checked_at": "2026-11-25T16:00:00+00:00", "families": [{
             "family": "correctness", "metric": "geval", "pairs_sha256": "0" * 64, "pairs": 24, "errored": 0,
             "ordered": 0.5, "threshold": 0.5, "bad_failed": 0, "good_passed": 24}]}))
