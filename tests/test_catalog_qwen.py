@@ -91,7 +91,8 @@ def test_the_qwen_entries_state_license_and_third_party_provenance(name: str, pa
     spec = shipped(name)
     assert spec.license.startswith("Apache-2.0 ")
     assert "third-party upload" in spec.provenance and packages in spec.provenance
-    assert spec.measured == ""  # the judge check's figures go here once measured
+    assert spec.measured.startswith("correctness (24 pairs): ordered ")  # the judge check's figures
+    assert "2026-11-25" in spec.measured and "localeval check-judge" in spec.measured  # dated, with the command
 
 
 def test_every_shipped_model_is_pinned_and_has_a_provenance() -> None:
@@ -106,8 +107,10 @@ def test_models_list_shows_size_license_provenance_and_measured(tmp_path: Path) 
     for name, size in ((QWEN_15, "1,066 MiB"), (QWEN_05, "469 MiB")):
         spec = shipped(name)
         line = next(line for line in result.stdout.splitlines() if f" {name} " in line)
-        for text in (size, spec.license, spec.provenance, "not measured yet", "absent"):
+        for text in (size, spec.license, spec.provenance, spec.measured, "absent"):
             assert text in line, (text, line)
+    gemma = next(line for line in result.stdout.splitlines() if " gemma-3-270m " in line)
+    assert "not measured yet" in gemma
 
 
 # --- a file that does not match its pin ---------------------------------------------------
