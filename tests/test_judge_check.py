@@ -217,3 +217,32 @@ def test_the_checks_folder_is_the_homes_unless_the_environment_names_one(tmp_pat
     shared = tmp_path / "team-checks"
     environ = {"LOCALEVAL_HOME": str(tmp_path), "LOCALEVAL_CHECKS_DIR": str(shared)}
     assert Paths.from_environ(environ).judge_checks == shared
+
+
+def test_a_model_file_never_checked_here_is_judged_by_localevals_shipped_check(tmp_path: Path) -> None:
+    shipped = tmp_path / "shipped"
+    CheckStore(shipped).save(JudgeCheck.model_validate({
+        "judge": fingerprint().model_dump(), "checked_at": "2026-11-25T16:00:00+00:00", "families": [{
+            "family": "correctness", "metric": "geval", "pairs_sha256": "0" * 64, "pairs": 8, "errored": 0,
+            "ordered": 0.5, "threshold": 0.5, "bad_failed": 0, "good_passed": 8}]}))
+    (shipped / CheckStore(shipped).path(fingerprint()).name).rename(shipped / f"{'ab' * 32}.json")
+    here = fingerprint().model_copy(update={"runtime": "llama.cpp newer"})  # same file, another runtime
+    store = CheckStore(tmp_path / "mine", shipped=shipped)
+    assert store.load(here) is None  # never for a calibrated threshold
+    [trust] = assess([build_metric("geval", {"criteria": "Correct."})], {"backend": here}, store)
+    assert trust.shipped_check
+    [(level, text)] = trust_lines([trust])
+    assert level == "alarm" and text.endswith("(localeval's shipped check of this model file)")
+    other = here.model_copy(update={"model_sha256": "cd" * 32})
+    assert store.load_for_trust(other) is None
+
+
+def test_the_default_judges_shipped_check_says_it_is_at_chance() -> None:
+    from localeval.backends.catalog import ModelCatalog
+
+    spec = ModelCatalog(home=Path("/nonexistent")).default()
+    judge = Fingerprint(kind="llama.cpp", model=spec.name, model_sha256=spec.sha256, runtime="any")
+    check = CheckStore(Path("/nonexistent")).load_for_trust(judge)
+    assert check is not None and len(check.families) == len(FAMILIES)
+    correctness = check.family("correctness")
+    assert correctness is not None and correctness.at_chance

@@ -158,6 +158,9 @@ class JudgeTrust(BaseModel):
     judge: str = Field(description="'backend' (the default judge) or the name of a [judges.NAME] table.")
     model: str
     checked_at: str | None = Field(None, description="When its check ran; None: never checked.")
+    shipped_check: bool = Field(
+        False, description="The check is the one localeval ships for this model file, not one of this judge."
+    )
     families: list[FamilyTrust] = Field(default_factory=list)
     check_command: str = Field(description="The command that checks this judge.")
 

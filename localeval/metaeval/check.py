@@ -32,6 +32,7 @@ from localeval.metaeval.families import FAMILIES, Family, Pair, load_pairs, pair
 from localeval.metaeval.separation import AT_CHANCE_BELOW, PairScores, calibrate, ordered, outcomes
 from localeval.metrics.base import Metric
 from localeval.metrics.registry import build_metric
+from localeval.resources import data_path
 from localeval.run.events import Events
 from localeval.run.runner import evaluate
 
@@ -199,10 +200,13 @@ def _score(result: MetricResult) -> float | None:
 
 
 class CheckStore:
-    """Judge checks on disk, one JSON file per judge fingerprint, under ``folder``."""
+    """Judge checks on disk, one JSON file per judge fingerprint, under ``folder``; and the checks
+    localeval ships for its catalog's models (``models/checks/<model sha256>.json``), which say how
+    far to trust a model file that was never checked here (:meth:`load_for_trust`)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, shipped: Path | None = None) -> None:
         self.folder = folder
+        self.shipped = shipped if shipped is not None else data_path("models", "checks")
 
     def path(self, fingerprint: Fingerprint) -> Path:
         key = hashlib.sha256(fingerprint.model_dump_json().encode()).hexdigest()[:32]
@@ -224,3 +228,17 @@ class CheckStore:
         except (ValidationError, OSError) as err:
             raise ConfigError(f"{path}: not a judge check this version reads ({err.__class__.__name__})") from err
         return check if check.judge == fingerprint else None
+
+    def load_for_trust(self, fingerprint: Fingerprint) -> JudgeCheck | None:
+        """This judge's own check, else localeval's shipped check of the same model file (same backend
+        kind; measured with the runtime its ``judge`` names, which may differ). Never used for a
+        calibrated threshold, which must come from this judge's own check."""
+        own = self.load(fingerprint)
+        if own is not None or fingerprint.model_sha256 is None:
+            return own
+        path = self.shipped / f"{fingerprint.model_sha256}.json"
+        if not path.is_file():
+            return None
+        check = JudgeCheck.model_validate_json(path.read_text(encoding="utf-8"))
+        same_file = (check.judge.kind, check.judge.model_sha256) == (fingerprint.kind, fingerprint.model_sha256)
+        return check if same_file else None

@@ -58,9 +58,10 @@ def assess(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: 
         fingerprint = judges.get(name)
         if fingerprint is None:
             continue
-        check = store.load(fingerprint)
+        check = store.load_for_trust(fingerprint)
         trust.append(JudgeTrust(
             judge=name, model=fingerprint.model, checked_at=None if check is None else check.checked_at,
+            shipped_check=check is not None and check.judge != fingerprint,
             families=[_family_trust(family, used, check) for family, used in families.items()],
             check_command=check_command(fingerprint, name),
         ))

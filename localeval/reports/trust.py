@@ -26,9 +26,10 @@ def trust_lines(trust: Sequence[JudgeTrust]) -> list[tuple[Level, str]]:
     lines: list[tuple[Level, str]] = []
     for judge in trust:
         who = f"judge {judge.judge} ({judge.model})"
+        whose = " (localeval's shipped check of this model file)" if judge.shipped_check else ""
         if judge.at_chance:
             lines.append(("alarm", f"{who} is AT CHANCE on {', '.join(judge.at_chance)}: it ordered fewer than "
-                                   "75% of the planted pairs there, so its verdicts on those metrics mean little"))
+                                   f"75% of the planted pairs there, so its verdicts on those metrics mean little{whose}"))
         if judge.unchecked:
             lines.append(("warn", f"{who} has not been checked on {', '.join(judge.unchecked)}: "
                                   f"check it with `{judge.check_command}`"))
@@ -38,7 +39,7 @@ def trust_lines(trust: Sequence[JudgeTrust]) -> list[tuple[Level, str]]:
         for f in judge.families:
             if f.checked and not f.at_chance:
                 lines.append(("ok", f"{who} on {f.family}: ordered {share(f.ordered)} of {f.pairs} planted pairs, "
-                                    f"failed {f.bad_failed} of {f.pairs} planted-bad answers ({judge.checked_at})"))
+                                    f"failed {f.bad_failed} of {f.pairs} planted-bad answers ({judge.checked_at}){whose}"))
     return lines
 
 
