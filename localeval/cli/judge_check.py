@@ -17,7 +17,7 @@ from localeval.backends.options import BackendOptions
 from localeval.cli.console import progress_bar
 from localeval.cli.exits import EXIT_ERRORED, EXIT_OK
 from localeval.cli.loading import make_cache_folder
-from localeval.cli.settings import _backend_overrides
+from localeval.cli.settings import backend_overrides
 from localeval.config import CacheConfig, RunConfig
 from localeval.data.results import JudgeTrust
 from localeval.errors import ConfigError
@@ -67,7 +67,7 @@ def check_settings_from_cli(
         raise ConfigError("--pairs: at least 2, so each half of the pairs has one")
     cache = run_config.cache if run_config is not None else CacheConfig()
     return CheckSettings(
-        backend=_backend_overrides(base, backend, model, base_url, threads),
+        backend=backend_overrides(base, backend, model, base_url, threads),
         cache=CacheConfig(enabled=cache.enabled and not no_cache, dir=cache_dir or cache.dir),
         families=tuple(BY_NAME[f] for f in families) if families else FAMILIES,
         pairs=pairs, report=report,

@@ -97,7 +97,7 @@ class CommandLine:
         return config.model_copy(update={
             "dataset": data,
             "backend": config.backend if all(flag is None for flag in backend_flags)
-            else _backend_overrides(config.backend, *backend_flags),
+            else backend_overrides(config.backend, *backend_flags),
             "metrics": [{"metric": m} for m in self.metric] if self.metric else config.metrics,
             "report": _report_copies(config.report, self.report, self.html, self.junit),
             "cache": _cache(config.cache, self.no_cache, self.cache_dir),
@@ -126,7 +126,7 @@ def _mapping(pairs: list[str]) -> dict[str, str]:
 BACKEND_FLAGS = {"--model": "model", "--base-url": "base_url", "--threads": "n_threads"}
 
 
-def _backend_overrides(
+def backend_overrides(
     base: BackendOptions, kind: str | None, model: str | None, base_url: str | list[str] | None,
     threads: int | None,
 ) -> BackendOptions:
@@ -195,7 +195,7 @@ def meta_eval_settings_from_cli(
     base_url: str | list[str] | None = None,
 ) -> MetaEvalSettings:
     """The command line's options, parsed and checked; a problem is a one-line ``ConfigError``."""
-    backend_config = _backend_overrides(LlamaCppOptions(), backend, model, base_url, threads)
+    backend_config = backend_overrides(LlamaCppOptions(), backend, model, base_url, threads)
     return MetaEvalSettings(
         data=data,
         metric=metric,

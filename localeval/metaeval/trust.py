@@ -19,8 +19,6 @@ from localeval.metrics.base import Metric
 
 #: The name of the default judge ([backend]) among a run's judges.
 DEFAULT_JUDGE = "backend"
-#: Marks a metric kind no family's planted pairs cover (a DAG, a custom metric).
-UNCOVERED = "\0"
 
 
 def check_command(fingerprint: Fingerprint, judge: str = DEFAULT_JUDGE) -> str:
@@ -46,10 +44,10 @@ def judge_name(metric: Metric) -> str:
 
 def assess(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: CheckStore) -> list[JudgeTrust]:
     """Each judge's trust on the families the run's ``metrics`` ask it about (judges no metric asks: none)."""
-    asked: dict[str, dict[str, list[str]]] = {}
+    asked: dict[str, dict[tuple[str, bool], list[str]]] = {}  # judge -> (family or kind, covered) -> metrics
     for metric in (p for m in metrics for p in parts(m) if p.needs_judge):
         family = family_of(metric)
-        key = family.name if family is not None else f"{UNCOVERED}{metric.kind}"
+        key = (family.name, True) if family is not None else (metric.kind, False)
         names = asked.setdefault(judge_name(metric), {}).setdefault(key, [])
         if metric.display_name not in names:
             names.append(metric.display_name)
@@ -62,15 +60,15 @@ def assess(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: 
         trust.append(JudgeTrust(
             judge=name, model=fingerprint.model, checked_at=None if check is None else check.checked_at,
             shipped_check=check is not None and check.judge != fingerprint,
-            families=[_family_trust(family, used, check) for family, used in families.items()],
+            families=[_family_trust(family, covered, used, check) for (family, covered), used in families.items()],
             check_command=check_command(fingerprint, name),
         ))
     return trust
 
 
-def _family_trust(family: str, metrics: list[str], check: JudgeCheck | None) -> FamilyTrust:
-    if family.startswith(UNCOVERED):  # no planted pairs for this kind of metric: say so, never nothing
-        return FamilyTrust(family=family.removeprefix(UNCOVERED), metrics=metrics, checked=False, covered=False)
+def _family_trust(family: str, covered: bool, metrics: list[str], check: JudgeCheck | None) -> FamilyTrust:
+    if not covered:  # no planted pairs for this kind of metric: say so, never nothing
+        return FamilyTrust(family=family, metrics=metrics, checked=False, covered=False)
     measured: FamilyCheck | None = None if check is None else check.family(family)
     if measured is None:
         return FamilyTrust(family=family, metrics=metrics, checked=False)
