@@ -23,6 +23,7 @@ from typing import cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localeval.backends.base import Backend, Fingerprint
+from localeval.config import MetricDefaults
 from localeval.data.case import Case, TestCase
 from localeval.data.dataset import Dataset
 from localeval.data.results import MetricResult
@@ -31,7 +32,7 @@ from localeval.files import write_text_atomically
 from localeval.metaeval.families import FAMILIES, Family, Pair, load_pairs, pairs_sha256
 from localeval.metaeval.separation import AT_CHANCE_BELOW, PairScores, calibrate, ordered, outcomes
 from localeval.metrics.base import Metric
-from localeval.metrics.registry import build_metric
+from localeval.metrics.registry import build_metric, metric_class
 from localeval.resources import data_path
 from localeval.run.events import Events
 from localeval.run.runner import evaluate
@@ -116,10 +117,10 @@ def reads_distributions(metric: Metric) -> bool:
 def family_metric(family: Family, pair_options: dict[str, object] | None = None) -> Metric:
     """The family's metric as the check builds it: without the reason, which the score does not read."""
     options = {**family.options, **(pair_options or {})}
-    metric = build_metric(family.kind, options)
-    if "include_reason" in type(metric).model_fields:
-        metric = build_metric(family.kind, {**options, "include_reason": False})
-    return metric
+    cls = metric_class(family.kind)
+    if cls is not None:  # reasons off as a run's [metrics_defaults] turns them off: one mechanism
+        options = MetricDefaults(reasons=False).applied(cls, options)
+    return build_metric(family.kind, options)
 
 
 def check_judge(
