@@ -17,7 +17,7 @@ from localeval.data.case import TestCase
 from localeval.data.dataset import Dataset
 from localeval.data.results import FamilyTrust, JudgeTrust
 from localeval.distribution import renormalize
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, SchemaViolation
 from localeval.metaeval.check import CheckStore, JudgeCheck, check_family, check_judge, family_metric, variant_case
 from localeval.metaeval.families import BY_NAME, FAMILIES, Pair, family_of, load_pairs
 from localeval.metaeval.trust import assess, calibrated
@@ -56,6 +56,24 @@ def test_a_judge_that_tells_them_apart_orders_every_pair_and_fails_every_bad_ans
     assert (result.bad_failed, result.good_passed, result.threshold) == (4, 4, 0.5)
     assert result.calibrated is not None and result.calibrated.held_out_accuracy == 1.0
     assert not result.at_chance
+
+
+class SchemaBreakingJudge(PromptJudge):
+    """Breaks the schema on every answer that names the planted city: the check must count it by kind."""
+
+    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
+        if "Perth" in "".join(m.content for m in request.messages):
+            raise SchemaViolation("the reply is not one of the candidates")
+        return super().candidate_distribution(request)
+
+
+def test_a_check_counts_its_judge_calls_and_its_failures_by_kind() -> None:
+    pairs = [pair(0, "Canberra.", "Sydney."), pair(1, "Canberra.", "Perth.")]
+    judge = SchemaBreakingJudge()
+    result = check_family(judge, BY_NAME["correctness"], pairs)
+    assert (result.pairs, result.errored, result.error_kinds) == (2, 1, {"SchemaViolation": 1})
+    assert result.model_calls == judge.calls == result.judge_calls == 3  # answered calls; no cache here
+    assert result.errors[0].startswith("p1: SchemaViolation")
 
 
 def test_a_judge_that_scores_both_alike_is_at_chance() -> None:

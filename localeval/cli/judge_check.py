@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -102,7 +103,24 @@ def family_line(f: FamilyCheck) -> str:
     """One family's check in a line, as it finishes."""
     chance = " (AT CHANCE)" if f.at_chance else ""
     return (f"{f.family}: ordered {share(f.ordered)}{chance}, bad failed {f.bad_failed}/{f.pairs - f.errored}, "
-            f"good passed {f.good_passed}/{f.pairs - f.errored}, {f.errored} errored, {f.seconds:.0f} s")
+            f"good passed {f.good_passed}/{f.pairs - f.errored}, {f.errored} errored{kinds(f.error_kinds)}, "
+            f"{f.judge_calls} judge calls, {f.seconds:.0f} s")
+
+
+def kinds(error_kinds: Mapping[str, int]) -> str:
+    """The failures by kind, as ' (SchemaViolation 2, TruncatedOutput 1)'; nothing when there were none."""
+    return f" ({', '.join(f'{k} {n}' for k, n in error_kinds.items())})" if error_kinds else ""
+
+
+def calls_line(check: JudgeCheck) -> str:
+    """The check's judge calls in all, and the failed ones by kind: the figure a schema's robustness is read from."""
+    answered = sum(f.judge_calls for f in check.families)
+    made = sum(f.model_calls for f in check.families)
+    failed: Counter[str] = Counter()
+    for f in check.families:
+        failed.update(f.error_kinds)
+    return (f"Judge calls: {answered} answered ({made} by the model, {answered - made} from the cache); "
+            f"failed: {sum(failed.values())}{kinds(dict(sorted(failed.items())))}")
 
 
 def print_check(out: Console, check: JudgeCheck) -> None:
@@ -122,6 +140,7 @@ def print_check(out: Console, check: JudgeCheck) -> None:
             str(f.errored), f"{f.seconds:.0f}",
         )
     out.print(table)
+    print_line(out, escape(calls_line(check)))
     for family, why in check.skipped.items():
         print_line(out, escape(f"Skipped {family}: {why}"))
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,6 +71,11 @@ class FamilyCheck(BaseModel):
     good_passed: int = Field(description="Good variants that passed at it.")
     calibrated: CalibratedThreshold | None = None
     seconds: float = 0.0
+    judge_calls: int = Field(0, description="Judge calls answered, by the model or the cache (a failed call is in error_kinds).")
+    model_calls: int = Field(0, description="Of those, the ones the model answered.")
+    error_kinds: dict[str, int] = Field(
+        default_factory=dict,
+        description="Variants left unscored, by the error's kind (SchemaViolation, TruncatedOutput, ...).")
     errors: list[str] = Field(default_factory=list, description="The first few errors, for people.")
 
     @property
@@ -157,7 +163,9 @@ def check_family(
         groups.setdefault(json.dumps(pair.options, sort_keys=True), []).append(i)
     scores: list[PairScores] = [PairScores(None, None)] * len(pairs)
     errors: list[str] = []
+    error_kinds: Counter[str] = Counter()
     seconds = 0.0
+    calls = made = 0
     metrics = []
     for indexes in groups.values():
         metric = family_metric(family, dict(pairs[indexes[0]].options))
@@ -165,7 +173,10 @@ def check_family(
         cases = [variant_case(family, pairs[i], v) for i in indexes for v in ("good", "bad")]
         report = evaluate(Dataset.from_cases(cases), [metric], judge, events=events)
         seconds += report.stats.duration_s
+        made += report.stats.model_calls or 0
+        calls += (report.stats.model_calls or 0) + (report.stats.cache_hits or 0)
         results = [case.results[0] for case in report.cases]
+        error_kinds.update(error_kind(r.error) for r in results if r.error)
         for k, i in enumerate(indexes):
             scores[i] = PairScores(_score(results[2 * k]), _score(results[2 * k + 1]))
             errors += [f"{pairs[i].name}: {r.error}" for r in results[2 * k: 2 * k + 2] if r.error]
@@ -178,8 +189,15 @@ def check_family(
         ordered=ordered(scores, lower), threshold=threshold, lower_is_better=lower,
         bad_failed=bad_failed, good_passed=good_passed,
         calibrated=None if calibration is None else CalibratedThreshold(**calibration.__dict__),
-        seconds=round(seconds, 3), errors=errors[:5],
+        seconds=round(seconds, 3), judge_calls=calls, model_calls=made,
+        error_kinds=dict(sorted(error_kinds.items())), errors=errors[:5],
     )
+
+
+def error_kind(error: str) -> str:
+    """The kind of a result's error, as metrics write it ("SchemaViolation: ..."): its first word."""
+    head = error.split(":", 1)[0].split()
+    return head[-1] if head and head[-1].isidentifier() else "other"
 
 
 def variant_case(family: Family, pair: Pair, which: str) -> Case:
