@@ -20,6 +20,7 @@ from localeval.distribution import renormalize
 from localeval.errors import ConfigError, SchemaViolation
 from localeval.metaeval.check import CheckStore, JudgeCheck, check_family, check_judge, family_metric, variant_case
 from localeval.metaeval.families import BY_NAME, FAMILIES, Pair, family_of, load_pairs
+from localeval.metaeval.human_sets import HUMAN_BY_NAME, HUMAN_SETS, HumanSet, excerpts_folder
 from localeval.metaeval.trust import assess, calibrated
 from localeval.metrics.registry import build_metric
 from localeval.reports.trust import trust_lines
@@ -196,10 +197,39 @@ def test_a_backend_without_distributions_skips_the_families_that_need_them() -> 
     from localeval.backends.base import Capabilities
 
     judge = PromptJudge(capabilities=Capabilities(json_schema=True, distribution=False, multi_token_candidates=False))
-    check = check_judge(judge, [BY_NAME["correctness"]], limit=2)
-    assert check.families == []
-    assert check.skipped == {"correctness": "its metric reads log-probabilities, which this backend does not give"}
+    check = check_judge(judge, [BY_NAME["correctness"]], HUMAN_SETS[:1], limit=2)
+    assert (check.families, check.human) == ([], [])
+    why = "its metric reads log-probabilities, which this backend does not give"
+    assert check.skipped == {"correctness": why, "human-qags-cnndm-consistency": why}
     assert judge.calls == 0
+
+
+class HumanLikeJudge(ScriptedJudge):
+    """Scores each output of a human-judgment file as its people did (``sign`` -1: the reverse)."""
+
+    def __init__(self, human_set: HumanSet, sign: int = 1) -> None:
+        super().__init__()
+        records = json.loads((excerpts_folder() / human_set.file).read_text(encoding="utf-8"))
+        key = human_set.spec.human.split(".")[-1]
+        self.scores = {r["system_output"]: r["scores"][key] for r in records}
+        self.sign = sign
+
+    def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
+        text = "".join(m.content for m in request.messages)
+        human = next(score for output, score in self.scores.items() if output in text)
+        low, high = min(self.scores.values()), max(self.scores.values())
+        share = (human - low) / (high - low) if self.sign > 0 else (high - human) / (high - low)
+        best = request.candidates[round(share * (len(request.candidates) - 1))]
+        return DistributionReply(distribution=renormalize({c: (-0.01 if c == best else -9.0) for c in request.candidates}))
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+def test_a_human_set_is_read_as_meta_eval_reads_it_and_correlated_with_the_people(sign: int) -> None:
+    human_set = HUMAN_BY_NAME["human-qags-xsum-consistency"]
+    [agreement] = check_judge(HumanLikeJudge(human_set, sign), [], [human_set]).human
+    assert (agreement.records, agreement.errored, agreement.data) == (30, 0, "qags_xsum.json")
+    assert agreement.pooled.spearman is not None and sign * agreement.pooled.spearman > 0.9
+    assert agreement.summary_level is None  # one summary per document: pooled, as the G-Eval paper reports QAGS
 
 
 def test_a_check_merges_into_the_stored_one_family_by_family(tmp_path: Path) -> None:
@@ -215,7 +245,7 @@ def test_a_check_merges_into_the_stored_one_family_by_family(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--family", "poetry"), "--family poetry: no such family (families: correctness, geval-coherence"),
+    (("--family", "poetry"), "--family poetry: no such family or human set (families: correctness, geval-coherence"),
     (("--judge", "strict"), "--judge names a [judges.NAME] table of a config: give --config too"),
     (("--pairs", "1"), "--pairs: at least 2, so each half of the pairs has one"),
 ])

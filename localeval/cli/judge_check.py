@@ -26,6 +26,7 @@ from localeval.files import write_text_atomically
 from localeval.judge import load_judge
 from localeval.metaeval.check import CheckStore, FamilyCheck, JudgeCheck, check_judge, now
 from localeval.metaeval.families import BY_NAME, FAMILIES, Family
+from localeval.metaeval.human_sets import HUMAN_BY_NAME, HUMAN_SETS, HumanAgreement, HumanSet, human_sets_named
 from localeval.metaeval.trust import DEFAULT_JUDGE
 from localeval.paths import Paths
 from localeval.reports.terminal import print_line
@@ -40,6 +41,7 @@ class CheckSettings:
     backend: BackendOptions
     cache: CacheConfig
     families: tuple[Family, ...]
+    human_sets: tuple[HumanSet, ...]
     pairs: int | None = None
     report: Path | None = None
 
@@ -61,16 +63,18 @@ def check_settings_from_cli(
             base = run_config.judges[judge]
     elif judge is not None:
         raise ConfigError("--judge names a [judges.NAME] table of a config: give --config too")
-    unknown = [f for f in families or () if f not in BY_NAME]
+    unknown = [f for f in families or () if f not in BY_NAME and f not in HUMAN_BY_NAME]
     if unknown:
-        raise ConfigError(f"--family {unknown[0]}: no such family (families: {', '.join(BY_NAME)})")
+        raise ConfigError(f"--family {unknown[0]}: no such family or human set "
+                          f"(families: {', '.join(BY_NAME)}; human sets: {', '.join(HUMAN_BY_NAME)})")
     if pairs is not None and pairs < 2:
         raise ConfigError("--pairs: at least 2, so each half of the pairs has one")
     cache = run_config.cache if run_config is not None else CacheConfig()
     return CheckSettings(
         backend=backend_overrides(base, backend, model, base_url, threads),
         cache=CacheConfig(enabled=cache.enabled and not no_cache, dir=cache_dir or cache.dir),
-        families=tuple(BY_NAME[f] for f in families) if families else FAMILIES,
+        families=tuple(f for f in FAMILIES if f.name in families) if families else FAMILIES,
+        human_sets=human_sets_named(families) if families else HUMAN_SETS,
         pairs=pairs, report=report,
     )
 
@@ -82,13 +86,15 @@ def run_check(settings: CheckSettings, paths: Paths, out: Console, err: Console,
     with ExitStack() as stack:
         judge = load_judge(settings.backend, settings.cache, paths, environ, stack, err)
 
-        def checked(family: FamilyCheck) -> None:  # stored as it finishes: an interrupted check keeps it
-            print_line(err, escape(family_line(family)))
-            store.save(JudgeCheck(judge=judge.fingerprint, checked_at=now(), families=[family])
-                       .merged_into(store.load(judge.fingerprint)))
+        def checked(done: FamilyCheck | HumanAgreement) -> None:  # stored as it finishes: an interruption keeps it
+            one = (JudgeCheck(judge=judge.fingerprint, checked_at=now(), families=[done])
+                   if isinstance(done, FamilyCheck) else
+                   JudgeCheck(judge=judge.fingerprint, checked_at=now(), families=[], human=[done]))
+            print_line(err, escape(family_line(done) if isinstance(done, FamilyCheck) else human_line(done)))
+            store.save(one.merged_into(store.load(judge.fingerprint)))
 
         with progress_bar(err) as listen:
-            check = check_judge(judge, settings.families, limit=settings.pairs,
+            check = check_judge(judge, settings.families, settings.human_sets, limit=settings.pairs,
                                 events=Events(listen), checked=checked)
     path = store.save(check.merged_into(store.load(check.judge)))
     print_check(out, check)
@@ -96,7 +102,7 @@ def run_check(settings: CheckSettings, paths: Paths, out: Console, err: Console,
     if settings.report is not None:
         write_text_atomically(settings.report, check.model_dump_json(indent=2) + "\n")
         print_line(out, escape(f"Report: {settings.report}"))
-    return EXIT_ERRORED if any(f.errored for f in check.families) else EXIT_OK
+    return EXIT_ERRORED if any(f.errored for f in check.families) or any(h.errored for h in check.human) else EXIT_OK
 
 
 def family_line(f: FamilyCheck) -> str:
@@ -105,6 +111,17 @@ def family_line(f: FamilyCheck) -> str:
     return (f"{f.family}: ordered {share(f.ordered)}{chance}, bad failed {f.bad_failed}/{f.pairs - f.errored}, "
             f"good passed {f.good_passed}/{f.pairs - f.errored}, {f.errored} errored{kinds(f.error_kinds)}, "
             f"{f.judge_calls} judge calls, {f.seconds:.0f} s")
+
+
+def human_line(h: HumanAgreement) -> str:
+    """One human set's agreement in a line, as it finishes."""
+    return (f"{h.name}: Spearman {coefficient(h.pooled.spearman)} pooled, "
+            f"{coefficient(h.summary_level.spearman if h.summary_level else None)} summary-level, "
+            f"{h.records - h.errored}/{h.records} records scored, {h.seconds:.0f} s")
+
+
+def coefficient(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
 
 
 def kinds(error_kinds: Mapping[str, int]) -> str:
@@ -140,9 +157,25 @@ def print_check(out: Console, check: JudgeCheck) -> None:
             str(f.errored), f"{f.seconds:.0f}",
         )
     out.print(table)
+    print_human(out, check.human)
     print_line(out, escape(calls_line(check)))
     for family, why in check.skipped.items():
         print_line(out, escape(f"Skipped {family}: {why}"))
+
+
+def print_human(out: Console, human: Sequence[HumanAgreement]) -> None:
+    """The presets' agreement with people on the excerpts, as a table (nothing when none was run)."""
+    if not human:
+        return
+    table = Table(title="Agreement with human judgments (excerpts of 30-36 records: rough figures)",
+                  title_justify="left")
+    for column in ("set", "metric", "scored", "Spearman", "Kendall", "summary-level Spearman", "s"):
+        table.add_column(column, justify="left" if column in ("set", "metric") else "right")
+    for h in human:
+        table.add_row(h.name, h.metric, f"{h.records - h.errored}/{h.records}", coefficient(h.pooled.spearman),
+                      coefficient(h.pooled.kendall),
+                      coefficient(h.summary_level.spearman if h.summary_level else None), f"{h.seconds:.0f}")
+    out.print(table)
 
 
 def judge_fingerprints(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, Fingerprint]:

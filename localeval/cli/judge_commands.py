@@ -25,7 +25,7 @@ from localeval.cli.options import (
 def check_judge(
     config: ConfigOption = None,
     judge: Annotated[str | None, typer.Option("--judge", help="Check the config's \\[judges.NAME] instead of \\[backend].")] = None,
-    family: Annotated[list[str] | None, typer.Option("--family", help="Only this family (e.g. faithfulness); repeatable.")] = None,
+    family: Annotated[list[str] | None, typer.Option("--family", help="Only this family (e.g. faithfulness) or human set (e.g. human-qags-xsum-consistency); repeatable.")] = None,
     pairs: Annotated[int | None, typer.Option(help="Only the first N planted pairs of each family.")] = None,
     report: Annotated[Path | None, typer.Option(help="Also write the check here (JSON).")] = None,
     model: ModelOption = None,
@@ -38,7 +38,8 @@ def check_judge(
     """Put a judge through planted pairs, a good and a planted-bad answer for each metric family, before
     its verdicts are trusted: how often it scores the good one better, how many bad ones fail at the
     metric's threshold, and the threshold that best separates them (chosen on half the pairs, measured
-    on the other half). Stored under the judge's fingerprint: every run then says how far to trust it,
+    on the other half). Then the G-Eval presets score excerpts of human-judgment sets (QAGS, Topical-Chat)
+    and their agreement with people is printed. Stored under the judge's fingerprint: every run then says how far to trust it,
     and threshold = "calibrated" reads it. Cached like every judge call: a second check is instant.
 
     The config file (--config) gives the judge checked: its \\[backend], or the \\[judges.NAME] --judge names.

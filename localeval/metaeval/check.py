@@ -30,7 +30,8 @@ from localeval.data.dataset import Dataset
 from localeval.data.results import MetricResult
 from localeval.errors import ConfigError
 from localeval.files import write_text_atomically
-from localeval.metaeval.families import FAMILIES, Family, Pair, load_pairs, pairs_sha256
+from localeval.metaeval.families import BY_NAME, FAMILIES, Family, Pair, load_pairs, pairs_sha256
+from localeval.metaeval.human_sets import HUMAN_BY_NAME, HUMAN_SETS, HumanAgreement, HumanSet, check_human_set
 from localeval.metaeval.separation import AT_CHANCE_BELOW, PairScores, calibrate, ordered, outcomes
 from localeval.metrics.base import Metric
 from localeval.metrics.registry import build_metric, metric_class
@@ -93,7 +94,9 @@ class JudgeCheck(BaseModel):
     judge: Fingerprint
     checked_at: str
     families: list[FamilyCheck]
-    skipped: dict[str, str] = Field(default_factory=dict, description="Families not run, and why.")
+    human: list[HumanAgreement] = Field(
+        default_factory=list, description="The presets' agreement with people on the human-judgment excerpts.")
+    skipped: dict[str, str] = Field(default_factory=dict, description="Families and human sets not run, and why.")
 
     def family(self, name: str) -> FamilyCheck | None:
         return next((f for f in self.families if f.family == name), None)
@@ -102,12 +105,14 @@ class JudgeCheck(BaseModel):
         """This check over an earlier one of the same judge: its families replace theirs, the rest stay."""
         if earlier is None:
             return self
-        mine = {f.family for f in self.families} | set(self.skipped)
+        mine = {f.family for f in self.families} | {h.name for h in self.human} | set(self.skipped)
         kept = [f for f in earlier.families if f.family not in mine]
+        kept_human = [h for h in earlier.human if h.name not in mine]
         skipped = {k: v for k, v in earlier.skipped.items() if k not in mine} | self.skipped
-        order = {f.name: i for i, f in enumerate(FAMILIES)}
+        order = {name: i for i, name in enumerate([*BY_NAME, *HUMAN_BY_NAME])}
         families = sorted([*kept, *self.families], key=lambda f: order.get(f.family, len(order)))
-        return self.model_copy(update={"families": families, "skipped": skipped})
+        human = sorted([*kept_human, *self.human], key=lambda h: order.get(h.name, len(order)))
+        return self.model_copy(update={"families": families, "human": human, "skipped": skipped})
 
 
 def now() -> str:
@@ -129,29 +134,38 @@ def family_metric(family: Family, pair_options: dict[str, object] | None = None)
     return build_metric(family.kind, options)
 
 
-def check_judge(
-    judge: Backend, families: Sequence[Family] = FAMILIES, *, limit: int | None = None,
-    events: Events | None = None, checked: Callable[[FamilyCheck], None] | None = None,
-) -> JudgeCheck:
-    """Put ``judge`` through the planted pairs of ``families`` (the first ``limit`` pairs of each).
+NO_DISTRIBUTIONS = "its metric reads log-probabilities, which this backend does not give"
 
-    A family whose metric reads log-probabilities is skipped, and said to be, on a backend that
-    gives none: the check measures the judge as a run would use it, never a silent fallback.
-    ``checked`` hears of each family as it is done.
+
+def check_judge(
+    judge: Backend, families: Sequence[Family] = FAMILIES, human_sets: Sequence[HumanSet] = HUMAN_SETS, *,
+    limit: int | None = None, events: Events | None = None,
+    checked: Callable[[FamilyCheck | HumanAgreement], None] | None = None,
+) -> JudgeCheck:
+    """Put ``judge`` through the planted pairs of ``families`` (the first ``limit`` pairs of each),
+    then score the human-judgment excerpts of ``human_sets`` with their presets.
+
+    A family or set whose metric reads log-probabilities is skipped, and said to be, on a backend
+    that gives none: the check measures the judge as a run would use it, never a silent fallback.
+    ``checked`` hears of each family and set as it is done.
     """
-    results, skipped = [], {}
+    results, human, skipped = [], [], {}
     for family in families:
         pairs = load_pairs(family)[:limit]
         if not judge.capabilities.distribution and reads_distributions(family_metric(family, dict(pairs[0].options))):
-            skipped[family.name] = "its metric reads log-probabilities, which this backend does not give"
+            skipped[family.name] = NO_DISTRIBUTIONS
             continue
         results.append(check_family(judge, family, pairs, events))
         if checked is not None:
             checked(results[-1])
-    return JudgeCheck(
-        judge=judge.fingerprint, checked_at=now(),
-        families=results, skipped=skipped,
-    )
+    for human_set in human_sets:
+        if not judge.capabilities.distribution and reads_distributions(build_metric(human_set.metric, {})):
+            skipped[human_set.name] = NO_DISTRIBUTIONS
+            continue
+        human.append(check_human_set(judge, human_set, events=events))
+        if checked is not None:
+            checked(human[-1])
+    return JudgeCheck(judge=judge.fingerprint, checked_at=now(), families=results, human=human, skipped=skipped)
 
 
 def check_family(
