@@ -148,6 +148,16 @@ def test_nothing_expected_edge_cases() -> None:
     assert nothing_called.score == 0.0 and nothing_called.details["missing"] == [{"expected": 0, "name": "search"}]
 
 
+@pytest.mark.parametrize("ordered", [False, True])
+def test_nothing_expected_is_the_same_with_or_without_order(ordered: bool) -> None:
+    # deepeval 4.1 scores 1.0 for nothing expected and nothing called in every mode, and 0.0 when nothing is
+    # expected but something is called; ours ignores extra calls under "subset" whether or not something is expected.
+    assert ToolCorrectness(ordered=ordered).measure(case([], [])).score == 1.0
+    assert ToolCorrectness(ordered=ordered, match="exact").measure(case([], [])).score == 1.0
+    assert ToolCorrectness(ordered=ordered).measure(case(tools("search"), [])).score == 1.0
+    assert ToolCorrectness(ordered=ordered, match="exact").measure(case(tools("search"), [])).score == 0.0
+
+
 def test_strict_mode_is_binary_with_threshold_one() -> None:
     metric = build_metric("tool_correctness", {"strict_mode": "true"})
     assert metric.threshold == 1.0

@@ -12,6 +12,7 @@ from localeval.data.case import ConversationalTestCase
 from localeval.errors import ConfigError
 from localeval.metrics import build_metric
 from localeval.metrics.conversational import CONVERSATIONAL_METRICS, transcript
+from localeval.metrics.conversational.turn_relevancy import ExchangeTurns, exchanges
 from localeval.metrics.items import verdicts_schema
 from localeval.metrics.judged import REASON_SCHEMA
 from localeval.run.schedule import plan
@@ -73,9 +74,10 @@ def test_knowledge_retention_scores_kept_turns_and_keeps_each_turns_verdict() ->
     assert result.score == pytest.approx(1 / 3) and result.passed is False
     assert result.details["verdicts"] == [
         {"turn": 2, "verdict": "kept"}, {"turn": 4, "verdict": "contradicted"}, {"turn": 6, "verdict": "forgot"}]
-    assert result.details["counts"] == {"kept": 1, "forgot": 1, "contradicted": 1}
+    assert result.details["counts"] == {"kept": 1, "forgot": 1, "contradicted": 1, "nothing_to_retain": 0}
+    assert result.details["unjudged"] == []
     verdicts, reason = json_requests(judge)
-    assert verdicts.json_schema == verdicts_schema(3, ["kept", "forgot", "contradicted"])
+    assert verdicts.json_schema == verdicts_schema(3, ["kept", "forgot", "contradicted", "nothing_to_retain"])
     assert [m.role for m in verdicts.messages] == ["system", "user"] and verdicts.messages[0].content == SYSTEM
     assert verdicts.messages[1].content.startswith(OPENING + "---\nTask: check whether the assistant remembers")
     assert "For each of the assistant's turns 2, 4, 6, give one verdict" in verdicts.messages[1].content
@@ -111,26 +113,28 @@ def test_conversation_completeness_lists_intentions_then_judges_them_in_a_follow
     assert reason.messages[:4] == verdicts.messages
 
 
-def test_turn_relevancy_judges_each_assistant_turn_against_its_window() -> None:
-    judge = ScriptedJudge([{"verdict": "relevant"}, {"verdict": "irrelevant"}])
+def test_turn_relevancy_judges_each_exchange_once_with_its_reply_as_a_whole() -> None:
+    judge = ScriptedJudge([{"verdict": "irrelevant"}, {"reason": "The stock market is off topic."}])
     case = CASE.model_copy(update={"turns": [CASE.turns[1], *CASE.turns[2:4], CASE.turns[5]]})  # opens with the assistant
-    result = build_metric("turn_relevancy", {"window_size": 1, "include_reason": False}).measure(case, judge)
-    assert result.score == 0.5
-    assert result.details["verdicts"] == [{"turn": 3, "verdict": "relevant"}, {"turn": 4, "verdict": "irrelevant"}]
+    result = build_metric("turn_relevancy", {"window_size": 1}).measure(case, judge)
+    assert result.score == 0.0
+    assert result.details["verdicts"] == [{"exchange": 1, "turn": 4, "reply": [3, 4], "verdict": "irrelevant"}]
     assert result.details["unjudged"] == [1] and result.details["window_size"] == 1
-    first, second = json_requests(judge)
-    assert "Task: judge turn 3, the assistant's, against the 1 turn just before it (2)," in first.messages[1].content
-    assert "Task: judge turn 4, the assistant's, against the 1 turn just before it (3)," in second.messages[1].content
-    wide = build_metric("turn_relevancy", {"include_reason": False})
-    judge = ScriptedJudge([{"verdict": "relevant"}] * 3)
-    assert wide.measure(CASE, judge).score == 1.0
-    assert "against the 5 turns just before it (1, 2, 3, 4, 5)" in json_requests(judge)[2].messages[1].content
+    verdict, reason = json_requests(judge)
+    assert ("Task: judge the assistant's reply in turns 3, 4, to the user's turn 2, in the light of turns 1 to 4 "
+            "(this exchange), ignoring the rest of the conversation." in verdict.messages[1].content)
+    assert reason.messages[3].content.startswith("The verdicts on all of the assistant's replies: turns 3, 4: irrelevant.")
 
 
-def test_turn_relevancy_with_only_an_opening_assistant_turn_is_an_error() -> None:
-    case = ConversationalTestCase.model_validate({"turns": [{"role": "assistant", "content": "Hi!"}]})
-    result = build_metric("turn_relevancy").measure(case, ScriptedJudge())
-    assert result.error is not None and "no assistant turn follows another turn" in result.error
+def test_turn_relevancy_with_no_user_turn_answered_is_an_error_before_any_judge_call() -> None:
+    for turns in ([{"role": "assistant", "content": "Hi!"}],
+                  [{"role": "assistant", "content": "Hi!"}, {"role": "user", "content": "Bye."}]):
+        case = ConversationalTestCase.model_validate({"turns": turns})
+        judge = ScriptedJudge()
+        metric = build_metric("turn_relevancy")
+        result = metric.measure(case, judge)
+        assert result.error == "MetricInputError: no assistant turn answers a user turn: there is no exchange to judge"
+        assert judge.requests == [] and metric.prompt_start(case) == "turn_relevancy"
 
 
 LOGPROBS = {"1": math.log(0.1), "2": math.log(0.1), "3": math.log(0.2), "4": math.log(0.4), "5": math.log(0.2)}
@@ -214,3 +218,105 @@ def test_a_broken_prompt_file_is_the_cases_error_not_the_runs(tmp_path: Any) -> 
     assert metric.prompt_start(CASE) == "role_adherence\na cooking assistant"  # ordering still works
     result = metric.measure(CASE, ScriptedJudge())
     assert result.error is not None and result.error.startswith("PromptError: ") and "nowhere" in result.error
+
+
+# --- knowledge_retention: turns with nothing to retain stay out of the score (issue 25) ---------------
+
+def conversation(*turns: tuple[str, str]) -> ConversationalTestCase:
+    return ConversationalTestCase.model_validate({"turns": [{"role": r, "content": c} for r, c in turns]})
+
+
+ALLERGY = conversation(
+    ("assistant", "Hello! How can I help?"),
+    ("user", "I'm allergic to peanuts. Suggest a snack."),
+    ("assistant", "Try peanut butter cookies."),
+)
+
+
+def test_knowledge_retention_does_not_ask_about_a_turn_before_the_user_said_anything() -> None:
+    # Issue 25: the greeting counted as "kept", so forgetting the allergy scored 0.5.
+    judge = ScriptedJudge([{"verdicts": ["forgot"]}])
+    result = build_metric("knowledge_retention", {"include_reason": False}).measure(ALLERGY, judge)
+    assert (result.error, result.score, result.passed) == (None, 0.0, False)
+    assert result.details["verdicts"] == [{"turn": 3, "verdict": "forgot"}]
+    assert result.details["unjudged"] == [1]
+    (request,) = json_requests(judge)
+    assert request.json_schema == verdicts_schema(1, ["kept", "forgot", "contradicted", "nothing_to_retain"])
+    assert "For each of the assistant's turns 3, give one verdict" in request.messages[1].content
+    assert result.reason == "0 of 1 assistant turns keep what the user said (1 forgot, 0 contradicted)."
+
+
+def test_knowledge_retention_leaves_turns_the_judge_finds_nothing_to_retain_for_out_of_the_score() -> None:
+    case = conversation(("user", "Hi!"), ("assistant", "Hello! How can I help?"),
+                        *((t.role, t.content) for t in ALLERGY.turns[1:]))
+    judge = ScriptedJudge([{"verdicts": ["nothing_to_retain", "forgot"]}])
+    result = build_metric("knowledge_retention", {"include_reason": False}).measure(case, judge)
+    assert (result.score, result.details["unjudged"]) == (0.0, [])
+    assert result.details["counts"] == {"kept": 0, "forgot": 1, "contradicted": 0, "nothing_to_retain": 1}
+    assert result.reason == (
+        "0 of 1 assistant turns keep what the user said (1 forgot, 0 contradicted); 1 more had nothing to retain."
+    )
+
+
+def test_knowledge_retention_with_nothing_to_retain_anywhere_is_unscored() -> None:
+    chat = conversation(("user", "Hi!"), ("assistant", "Hello! How can I help?"))
+    result = build_metric("knowledge_retention").measure(chat, ScriptedJudge([{"verdicts": ["nothing_to_retain"]}]))
+    assert (result.score, result.passed) == (None, None)
+    assert result.error is not None and "the user gave nothing to retain before turn 2" in result.error
+    opening_only = conversation(("assistant", "Hello! How can I help?"), ("user", "Thanks."))
+    judge = ScriptedJudge()
+    result = build_metric("knowledge_retention").measure(opening_only, judge)
+    assert result.error is not None and "no assistant turn follows a user turn" in result.error
+    assert judge.requests == []
+
+
+# --- turn_relevancy: one verdict per exchange, the window in exchanges (issue 25) ----------------------
+
+def test_exchanges_group_the_users_turns_with_the_assistant_turns_that_answer_them() -> None:
+    chat = conversation(("assistant", "Hi!"), ("user", "a"), ("user", "b"), ("assistant", "c"), ("assistant", "d"),
+                        ("user", "e"), ("assistant", "f"), ("user", "unanswered"))
+    assert exchanges(chat) == [ExchangeTurns(start=0, asked=[1, 2], reply=[3, 4]),
+                               ExchangeTurns(start=5, asked=[5], reply=[6])]
+    assert exchanges(conversation(("assistant", "Hi!"), ("user", "Bye."))) == []
+
+
+def test_turn_relevancy_judges_a_reply_in_two_turns_once() -> None:
+    # Issue 25: each of the two assistant turns was judged, so one reply had two votes.
+    chat = conversation(("user", "Where is my order?"), ("assistant", "Let me check."), ("assistant", "It ships Monday."))
+    judge = ScriptedJudge([{"verdict": "relevant"}])
+    result = build_metric("turn_relevancy", {"include_reason": False}).measure(chat, judge)
+    assert (result.error, result.score) == (None, 1.0)
+    assert result.details["verdicts"] == [{"exchange": 1, "turn": 3, "reply": [2, 3], "verdict": "relevant"}]
+    assert result.details["unjudged"] == []
+    assert result.reason == "1 of 1 assistant replies are relevant to what the user said."
+    (request,) = json_requests(judge)
+    assert ("Task: judge the assistant's reply in turns 2, 3, to the user's turn 1, in the light of turns 1 to 3"
+            in request.messages[1].content)
+
+
+def test_turn_relevancy_reads_an_opening_assistant_turn_as_context_of_the_first_exchange() -> None:
+    judge = ScriptedJudge([{"verdict": "irrelevant"}])
+    result = build_metric("turn_relevancy", {"window_size": 1, "include_reason": False}).measure(ALLERGY, judge)
+    assert (result.score, result.details["unjudged"]) == (0.0, [1])
+    assert result.details["verdicts"] == [{"exchange": 1, "turn": 3, "reply": [3], "verdict": "irrelevant"}]
+    (request,) = json_requests(judge)
+    assert "reply in turn 3, to the user's turn 2, in the light of turns 1 to 3 (this exchange)," in (
+        request.messages[1].content)
+
+
+def test_turn_relevancy_window_counts_exchanges_the_judged_one_included() -> None:
+    judge = ScriptedJudge([{"verdict": "relevant"}, {"verdict": "relevant"}, {"verdict": "irrelevant"}])
+    result = build_metric("turn_relevancy", {"window_size": 2, "include_reason": False}).measure(CASE, judge)
+    assert result.score == pytest.approx(2 / 3)
+    assert [v["turn"] for v in result.details["verdicts"]] == [2, 4, 6]
+    windows = [r.messages[1].content.split("in the light of ")[1].split(",")[0] for r in json_requests(judge)]
+    assert windows == ["turns 1 to 2 (this exchange)", "turns 1 to 4 (this exchange and the 1 before it)",
+                       "turns 3 to 6 (this exchange and the 1 before it)"]
+
+
+def test_turn_relevancy_window_larger_than_the_conversation_starts_at_turn_1() -> None:
+    judge = ScriptedJudge([{"verdict": "relevant"}] * 3)
+    result = build_metric("turn_relevancy", {"window_size": 100, "include_reason": False}).measure(CASE, judge)
+    assert (result.score, result.details["window_size"]) == (1.0, 100)
+    last = json_requests(judge)[-1].messages[1].content
+    assert "in the light of turns 1 to 6 (this exchange and the 2 before it)," in last

@@ -17,6 +17,7 @@ import pytest
 from localeval.config import RunConfig
 from localeval.data.case import ConversationalTestCase
 from localeval.data.dataset import Dataset
+from localeval.metrics.conversational.turn_relevancy import exchanges
 from localeval.run.runner import evaluate
 
 pytestmark = pytest.mark.model
@@ -48,10 +49,13 @@ def test_the_five_metrics_score_every_example_conversation_from_their_verdicts(l
                 assert math.isclose(result.raw_score or 0.0, expected) and math.isclose(result.score, (expected - 1) / 4)
                 continue
             verdicts = [v["verdict"] for v in result.details["verdicts"]]
-            assert math.isclose(result.score, verdicts.count(GOOD[result.kind]) / len(verdicts))
-            if result.kind in ("knowledge_retention", "role_adherence"):
+            counted = [v for v in verdicts if v != "nothing_to_retain"]  # knowledge retention leaves them out
+            assert math.isclose(result.score, counted.count(GOOD[result.kind]) / len(counted))
+            if result.kind == "role_adherence":
                 assert [v["turn"] for v in result.details["verdicts"]] == assistant
+            if result.kind == "knowledge_retention":  # the example conversations open with the user
+                assert [v["turn"] for v in result.details["verdicts"]] == assistant and case.turns[0].role == "user"
             if result.kind == "turn_relevancy":
-                assert [v["turn"] for v in result.details["verdicts"]] == [t for t in assistant if t > 1]
+                assert [v["turn"] for v in result.details["verdicts"]] == [e.reply[-1] + 1 for e in exchanges(case)]
             if result.kind == "conversation_completeness":
                 assert 1 <= len(verdicts) <= 3

@@ -42,11 +42,13 @@ def test_the_judged_metrics_score_the_example_cases_without_an_error(llama_backe
         summary = results["summarization"].details
         assert results["summarization"].score == min(summary["alignment_score"], summary["coverage_score"])
         assert len(summary["questions"]) == 3 - summary["dropped"]["questions"]
-        for kind, bad in (("bias", "biased"), ("toxicity", "toxic"), ("pii_leakage", "leaks")):
+        for kind, bad in (("bias", "biased"), ("toxicity", "toxic")):
             details = results[kind].details
             judged = len(details["verdicts"])
             assert results[kind].score == (details["counts"][bad] / judged if judged else 0.0)
             assert results[kind].lower_is_better
+        pii = results["pii_leakage"]
+        assert pii.score == (1.0 if pii.details["counts"]["leaks"] else 0.0) and pii.lower_is_better
         alignment = results["prompt_alignment"].details
         assert len(alignment["verdicts"]) == 3
         assert results["prompt_alignment"].score == alignment["counts"]["yes"] / 3

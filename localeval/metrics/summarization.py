@@ -5,10 +5,10 @@ summary must be both faithful and complete to score well:
 
 * **alignment**: the summary's claims (its sentences, or a list the judge
   writes) each get a verdict against the source: ``yes`` supported, ``no``
-  contradicted, ``idk`` not in the source. Alignment = supported / claims; with
-  ``idk_is_aligned = true`` (deepeval's rule) only contradicted claims count
-  against it. A summary that adds what the source does not say is not aligned,
-  by default.
+  contradicted, ``idk`` not in the source. Alignment = supported / claims, as
+  deepeval's summarization counts it: a summary that adds what the source does
+  not say is not aligned. With ``idk_is_aligned = true`` only contradicted claims
+  count against it (the rule of faithfulness, here and in deepeval).
 * **coverage**: yes/no questions about the source's main points (``questions``
   of them, written by the judge from the source, or your
   ``assessment_questions``) are answered twice, from the source and from the
@@ -68,7 +68,7 @@ class Summarization(ItemsMetric):
     )
     max_claims: int = Field(MAX_CLAIMS, ge=1, description="The most claims the judge may list (claims = 'extracted').")
     idk_is_aligned: bool = Field(
-        False, description="A claim the source says nothing about counts as aligned (deepeval's rule)."
+        False, description="A claim the source says nothing about counts as aligned (faithfulness's rule)."
     )
     questions_prompt: Path | None = Field(None, description="Your own prompt file for writing the questions.")
     answers_prompt: Path | None = Field(None, description="Your own prompt file for answering the questions.")

@@ -23,7 +23,7 @@ from typing import Any
 
 from localeval.backends.base import Backend
 from localeval.data.case import ConversationalTestCase
-from localeval.errors import PromptError
+from localeval.errors import MetricInputError, PromptError
 from localeval.metrics.items import judge_verdicts, tally
 from localeval.metrics.judged import Exchange, JudgedMetric, ask
 from localeval.prompts import RenderedPrompt, load_prompt
@@ -61,8 +61,10 @@ class ConversationalMetric(JudgedMetric):
         """The first prompt itself: the transcript opens it, so the calls about one conversation sort together."""
         try:
             return prompt_text(self.first_prompt(case))
-        except PromptError:
-            return super().prompt_start(case)  # a broken prompt file: the run reports it when it measures the case
+        except (PromptError, MetricInputError):
+            # A broken prompt file, or a conversation with nothing to judge: the run reports it when it measures
+            # the case.
+            return super().prompt_start(case)
 
     def render(self, step: str, override: Path | None, case: ConversationalTestCase, **variables: Any) -> RenderedPrompt:
         """This metric's prompt for ``step`` (or the user's file instead), given the transcript and ``variables``."""

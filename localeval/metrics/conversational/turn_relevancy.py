@@ -1,9 +1,9 @@
-"""Turn relevancy: does each assistant turn respond to the turns just before it?"""
+"""Turn relevancy: does each of the assistant's replies respond to the exchanges just before it?"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import Field
 
@@ -18,60 +18,113 @@ from localeval.prompts import RenderedPrompt
 CHOICES = ("relevant", "irrelevant")
 
 
+class ExchangeTurns(NamedTuple):
+    """One exchange, as indices into ``turns``: where it starts, the user's turns, the assistant's reply.
+
+    The first exchange starts at turn 0, so the assistant turns before the user's
+    first turn (a greeting) are in it, as context, though in no reply.
+    """
+
+    start: int
+    asked: list[int]
+    reply: list[int]
+
+
+def exchanges(case: ConversationalTestCase) -> list[ExchangeTurns]:
+    """The conversation's exchanges: one or more user turns, then the assistant turns that answer them.
+
+    A user turn after a reply opens the next exchange; user turns that no
+    assistant turn answers (the conversation's end) are in none.
+    """
+    found: list[ExchangeTurns] = []
+    start = 0
+    asked: list[int] = []
+    reply: list[int] = []
+    for index, turn in enumerate(case.turns):
+        if turn.role == "user":
+            if reply:
+                found.append(ExchangeTurns(start, asked, reply))
+                start, asked, reply = index, [], []
+            asked.append(index)
+        elif asked:
+            reply.append(index)
+    if reply:
+        found.append(ExchangeTurns(start, asked, reply))
+    return found
+
+
 class TurnRelevancy(ConversationalMetric):
-    """The share of the assistant's turns that are relevant to the ``window_size`` turns before them.
+    """The share of the assistant's replies that are relevant, each judged with the ``window_size`` exchanges
+    up to it.
 
-    One request per assistant turn that has a turn before it: the judge sees the
-    transcript (the same opening as every conversational metric, so the judge reads
-    it once for all these requests) and is asked about turn *i* against turns
-    *i − window_size* … *i − 1*: ``relevant`` or ``irrelevant``.
-    Score = relevant / judged turns.
+    An *exchange* is the user's turn (or consecutive turns) and the assistant's
+    reply: the assistant turns that follow, one or several in a row. One request
+    per exchange: the judge sees the transcript (the same opening as every
+    conversational metric, so the judge reads it once for all these requests) and
+    is asked whether the reply responds to the user, in the light of the window:
+    the turns from the start of the exchange ``window_size − 1`` exchanges
+    earlier to the end of the reply (``window_size = 1``: the exchange alone; a
+    window longer than the conversation starts at turn 1). ``relevant`` or
+    ``irrelevant``. Score = relevant / exchanges.
 
-    deepeval also judges an assistant turn against a sliding window, sending only
-    the window. Two differences: an assistant turn that opens the conversation has
-    an empty window, so nothing can make it relevant or not; it is not judged here
-    (listed in ``details["unjudged"]``) where deepeval counts it. And the window is
-    named in the question rather than cut out of the transcript, which keeps the
-    transcript a prefix shared with the other metrics; the judge is told to ignore
-    the rest.
+    The unit and the window are deepeval's (``TurnRelevancyMetric`` since its
+    multi-turn rewrite: "unit interactions", a window of ``window_size`` of them,
+    the judged one included). An assistant turn before the user's first turn
+    answers nobody: it is context of the first exchange, not judged
+    (``details["unjudged"]``); deepeval also folds it into its first unit. Two
+    differences: a reply of several turns is judged as a whole, where deepeval
+    judges only its last turn; and the window is named in the question rather than
+    cut out of the transcript, which keeps the transcript a prefix shared with the
+    other metrics; the judge is told to ignore the rest. A conversation with no
+    exchange is an error here (deepeval scores it 1).
     """
 
     kind = "turn_relevancy"
     prompt_folder = "turn_relevancy"
 
-    window_size: int = Field(10, ge=1, le=100, description="How many turns before an assistant turn it is judged against.")
-    verdict_prompt: Path | None = Field(None, description="Your own prompt file for a turn's verdict.")
+    window_size: int = Field(
+        10, ge=1, le=100, description="How many exchanges the judge reads a reply with, its own included."
+    )
+    verdict_prompt: Path | None = Field(None, description="Your own prompt file for a reply's verdict.")
 
     def first_prompt(self, case: ConversationalTestCase) -> RenderedPrompt:
-        judged = _judged(case)
-        return self._prompt(case, judged[0] if judged else case.assistant_turns[0])
+        return self._prompt(case, self._exchanges(case), 0)
 
-    def _prompt(self, case: ConversationalTestCase, index: int) -> RenderedPrompt:
-        window = list(range(max(0, index - self.window_size) + 1, index + 1))  # numbered from 1
-        return self.render("verdict", self.verdict_prompt, case, turn=index + 1, window=window)
+    def _exchanges(self, case: ConversationalTestCase) -> list[ExchangeTurns]:
+        found = exchanges(case)
+        if not found:
+            raise MetricInputError(
+                self.display_name, "turns", "no assistant turn answers a user turn: there is no exchange to judge"
+            )
+        return found
+
+    def _prompt(self, case: ConversationalTestCase, found: list[ExchangeTurns], at: int) -> RenderedPrompt:
+        """The question about exchange ``at``. Its variables number turns from 1: ``reply`` and ``asked`` (the
+        exchange's assistant and user turns), ``turn`` (the reply's last), ``window`` (every turn the judge reads)
+        and ``before`` (how many earlier exchanges the window holds)."""
+        opens = max(0, at - self.window_size + 1)
+        judged = found[at]
+        return self.render(
+            "verdict", self.verdict_prompt, case,
+            reply=[i + 1 for i in judged.reply], asked=[i + 1 for i in judged.asked], turn=judged.reply[-1] + 1,
+            window=list(range(found[opens].start + 1, judged.reply[-1] + 2)), before=at - opens,
+        )
 
     def judge_case(self, case: Any, judge: Backend) -> Judgement:
-        judged = _judged(case)
-        if not judged:
-            raise MetricInputError(
-                self.display_name, "turns", "no assistant turn follows another turn: there is nothing to judge it against"
-            )
+        found = self._exchanges(case)
         verdicts: list[dict[str, Any]] = []
         last: Exchange | None = None
-        for index in judged:
-            verdict, last = one_verdict(judge, self._prompt(case, index), CHOICES)
-            verdicts.append({"turn": index + 1, "verdict": verdict})
+        for at, judged in enumerate(found):
+            verdict, last = one_verdict(judge, self._prompt(case, found, at), CHOICES)
+            reply = [i + 1 for i in judged.reply]
+            verdicts.append({"exchange": at + 1, "turn": reply[-1], "reply": reply, "verdict": verdict})
         counts = tally([v["verdict"] for v in verdicts], CHOICES)
-        unjudged = [i + 1 for i in case.assistant_turns if i not in judged]  # turn numbers, as in verdicts
+        replied = {i for e in found for i in e.reply}
+        unjudged = [i + 1 for i in case.assistant_turns if i not in replied]  # turn numbers, as in verdicts
         return Judgement(
-            score=counts["relevant"] / len(judged),
-            summary=f"{counts['relevant']} of {len(judged)} assistant turns are relevant to the turns before them.",
+            score=counts["relevant"] / len(found),
+            summary=f"{counts['relevant']} of {len(found)} assistant replies are relevant to what the user said.",
             details={"verdicts": verdicts, "counts": counts, "window_size": self.window_size, "unjudged": unjudged},
             conversation=last,
             reason_variables={"verdicts": verdicts},
         )
-
-
-def _judged(case: ConversationalTestCase) -> list[int]:
-    """The assistant turns with at least one turn before them."""
-    return [i for i in case.assistant_turns if i > 0]
