@@ -1,5 +1,6 @@
 """The in-process llama.cpp backend with the real default model (SmolLM2-135M-Instruct); and the
-vocabulary and chat formats it uses, without a model (the fast tier)."""
+vocabulary it uses, without a model (the fast tier). Chat formats: test_chat.py; what the prompts
+are read as: test_llamacpp_prompts.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ import numpy as np
 import pytest
 
 from localeval.backends.base import DistributionRequest, JsonRequest, Message
-from localeval.backends.chat import PlainFormat, chat_format_for
 from localeval.backends.llamacpp import LlamaCppBackend, LlamaCppOptions, Vocabulary, json_grammar
 from localeval.errors import BackendError, TruncatedOutput
 
@@ -293,14 +293,6 @@ def test_a_prompt_longer_than_the_context_is_an_error(llama_backend):
     long = (Message(role="user", content="word " * 5000),)
     with pytest.raises(BackendError, match="n_ctx"):
         llama_backend.candidate_distribution(score_request(long))
-
-
-def test_chat_format_falls_back_to_plain_when_the_gguf_has_no_template():
-    assert isinstance(chat_format_for("gguf", embedded=None), PlainFormat)
-    assert chat_format_for("plain", embedded="{{ x }}").identity == "plain"
-    chatml = chat_format_for("chatml", embedded=None)
-    rendered = chatml.render([Message(role="user", content="hi")], prefill="Score: ")
-    assert rendered == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nScore: "
 
 
 @pytest.mark.model

@@ -4,12 +4,16 @@ stand-in and llama-cpp-python's server, and `localeval run` / `generate` in a su
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from command_line import Project, exit_code_of
 
 from localeval.backends.base import Message, TextRequest
+from localeval.backends.catalog import ModelCatalog
+from localeval.backends.llamacpp import LlamaCppBackend
 from localeval.cli.exits import EXIT_ERRORED
+from localeval.paths import Paths
 
 QUESTION = TextRequest(messages=(Message(role="system", content="Answer in one short sentence."),
                                  Message(role="user", content="What is the capital of France?")), max_tokens=24)
@@ -57,6 +61,21 @@ def test_stop_strings_end_the_output_in_process(llama_backend):
     whole = llama_backend.generate_text(QUESTION).text
     cut = llama_backend.generate_text(QUESTION.model_copy(update={"stop": ("capital",)}))
     assert cut.text == whole[: whole.index("capital")] and cut.finish_reason == "stop"
+
+
+@pytest.mark.model
+def test_a_base_model_reads_exactly_the_template_it_was_given():
+    """Plain format: the answer starts where the user's template ends, as llama.cpp reads that text
+    (the format once added a blank line, and Gemma wrote "Answer:" again for every golden)."""
+    spec, path = ModelCatalog(Paths.from_environ(os.environ).home).resolve("gemma-3-270m")
+    gemma = LlamaCppBackend(path, spec)
+    question = Message(role="user", content="Question: What is the capital of Norway?\nAnswer:")
+    ours = gemma.generate_text(TextRequest(messages=(question,), max_tokens=6))
+    theirs = gemma._llm.create_completion(  # llama.cpp on the exact text, greedy
+        prompt=question.content, max_tokens=6, temperature=0.0, top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0)
+    gemma.close()
+    assert ours.text == theirs["choices"][0]["text"]
+    assert ours.text.startswith(" Oslo")
 
 
 @pytest.fixture

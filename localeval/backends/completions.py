@@ -10,6 +10,12 @@ special-token text such as ``<|im_start|>`` into the special token, and add the
 BOS token only when the model's vocabulary asks for it). One token is
 generated; the distribution is read from the alternatives at that position.
 
+Not the same tokens when a message's content spells a special token: the servers
+parse it there too, where the in-process backend reads it as text
+(:func:`localeval.backends.chat.token_pieces`). A string prompt cannot say which
+text is a message's; docs/http-backends.md ("Message text over HTTP") says what a
+server would need.
+
 Templates are rendered with an empty ``bos_token``: the server adds the BOS
 token itself, and a template that also wrote it would give two.
 """
@@ -63,9 +69,13 @@ def _compiled(template: str, eos_token: str, backend: str, where: str) -> JinjaC
 
 
 def render_prompt(chat_format: JinjaChatFormat, messages: tuple[Message, ...], prefill: str) -> str:
-    """The raw prompt: the chat, the assistant's turn opened, then the prefill."""
+    """The raw prompt: the chat, the assistant's turn opened, then the prefill, as one string.
+
+    The server parses special-token strings anywhere in it, a message's content included
+    (see the module's docstring): unlike the in-process backend, which reads contents as text.
+    """
     try:
-        return chat_format.render(messages, prefill)
+        return chat_format.render_text(messages, prefill)
     except jinja2.TemplateError as err:
         where = f"the chat template ({chat_format.identity})"
         raise BackendError(f"{where} cannot render these messages: {err}") from err

@@ -34,7 +34,7 @@ from localeval.backends.base import (
     Usage,
 )
 from localeval.backends.catalog import ModelCatalog, ModelSpec, file_sha256
-from localeval.backends.chat import ChatFormat, chat_format_for
+from localeval.backends.chat import ChatFormat, Prompt, SpecialTokens, chat_format_for, token_pieces
 from localeval.backends.kind import BackendKind, BuildContext
 from localeval.backends.options import BackendOptions
 from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
@@ -222,6 +222,7 @@ class LlamaCppBackend:
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
         self._vocab: Vocabulary | None = None
+        self._specials = self._special_tokens()
         self._format = self._chat_format()
         self._fingerprint = Fingerprint(
             kind="llama.cpp",
@@ -305,7 +306,7 @@ class LlamaCppBackend:
             usage=Usage(prompt_tokens=len(tokens), completion_tokens=len(positions) - 1),
         )
 
-    def _logits_after(self, prompt_tokens: list[int], prompt: str, prefix: str) -> np.ndarray:
+    def _logits_after(self, prompt_tokens: list[int], prompt: Prompt, prefix: str) -> np.ndarray:
         """The logits after the prompt and then ``prefix`` (text the reply writes): one forward pass.
 
         The prompt is read first (``prefix`` ""), in aligned batches (:meth:`_read_prompt`).
@@ -319,7 +320,7 @@ class LlamaCppBackend:
         if not prefix:
             self._read_prompt(prompt_tokens)
         else:
-            self._read_continuation(self._prompt_tokens(prompt + prefix, 0))
+            self._read_continuation(self._prompt_tokens(prompt.then(prefix), 0))
         import numpy as np
 
         pointer = self._llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
@@ -380,16 +381,50 @@ class LlamaCppBackend:
 
     # -- Prompts -----------------------------------------------------------------------
 
-    def _prompt_tokens(self, prompt: str, room: int) -> list[int]:
-        bos = self._special_text(self._llm.token_bos())
-        add_bos = not (bos and prompt.startswith(bos))  # the template wrote it already
-        tokens = self._llm.tokenize(prompt.encode("utf-8"), add_bos=add_bos, special=True)
+    def _prompt_tokens(self, prompt: Prompt, room: int) -> list[int]:
+        """The tokens of ``prompt``: special tokens where the template wrote them, all else as text.
+
+        A message's content that spells ``<|im_end|>`` is read as the characters it is
+        made of (:func:`~localeval.backends.chat.token_pieces`); a prompt without such
+        strings in its contents is the same tokens as its whole text tokenized with
+        special tokens parsed. The BOS token is added, when the model's vocabulary asks
+        for it, unless the template wrote it.
+        """
+        pieces = token_pieces(prompt, self._specials)
+        body: list[int] = []
+        for piece in pieces:
+            body += [piece] if isinstance(piece, int) else self._llm.tokenize(
+                piece.encode("utf-8"), add_bos=False, special=False)
+        bos = self._llm.token_bos()
+        framing = self._llm.tokenize(b"", add_bos=pieces[:1] != [bos], special=False)  # BOS (and EOS) it adds
+        head = framing[:1] if framing[:1] == [bos] else []
+        tokens = head + body + framing[len(head):]
         if len(tokens) + room > self.options.n_ctx:
             raise BackendError(
                 f"prompt of {len(tokens)} tokens plus {room} to generate does not fit the "
                 f"context of {self.options.n_ctx} tokens; raise n_ctx"
             )
         return tokens
+
+    def _special_tokens(self) -> SpecialTokens:
+        """The tokens only special parsing makes of their text (control and unknown), read once."""
+        llama_cpp = self._llama_cpp
+        vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
+        special = llama_cpp.LLAMA_TOKEN_ATTR_CONTROL | llama_cpp.LLAMA_TOKEN_ATTR_UNKNOWN
+        ids: dict[str, int] = {}
+        before: set[str] = set()
+        after: set[str] = set()
+        for token in range(self._llm.n_vocab()):
+            attributes = llama_cpp.llama_vocab_get_attr(vocab, token)
+            if not attributes & special:
+                continue
+            text = llama_cpp.llama_vocab_get_text(vocab, token).decode("utf-8", errors="replace")
+            ids.setdefault(text, token)
+            if attributes & llama_cpp.LLAMA_TOKEN_ATTR_LSTRIP:
+                before.add(text)
+            if attributes & llama_cpp.LLAMA_TOKEN_ATTR_RSTRIP:
+                after.add(text)
+        return SpecialTokens(ids, frozenset(before), frozenset(after))
 
     def _special_text(self, token: int) -> str:
         if token < 0:
