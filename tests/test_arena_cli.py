@@ -100,28 +100,58 @@ def test_a_case_with_one_contestant_stops_the_run_with_file_line_and_field(tmp_p
     assert not (tmp_path / "cache").exists() and not (tmp_path / "runs").exists()  # before any judge call
 
 
-def test_one_run_needs_two_targets_each_answering_every_golden(tmp_path: Path, project: Project) -> None:
+def targets_report(folder: Path, run_id: str, answers: dict[str, list[str | None]]) -> Path:
+    """A run's report.json in ``folder``: each target's answers (None: none) to the goldens "fr" and "sum"."""
     from localeval.backends.base import Fingerprint
     from localeval.data.results import CaseResult, RunReport, TargetRecord
 
-    def saved(run_id: str, answers: dict[str, list[str | None]]) -> Path:
-        cases = [CaseResult(index=i, name=name, location=f"g.jsonl:{g + 1}", results=[], target=target,
-                            inputs={"input": name} | ({"actual_output": out} if out else {}))
-                 for i, (g, name, target, out) in enumerate(
-                     (g, name, t, outs[g]) for g, name in enumerate(["fr", "sum"]) for t, outs in answers.items())]
-        records = [TargetRecord(name=t, fingerprint=Fingerprint(kind="x", model=t, runtime="x"), template_sha256="0")
-                   for t in answers]
-        report = RunReport(run_id=run_id, created_at="now", localeval_version="0", cases=cases, summary=[],
-                           targets=records)
-        (tmp_path / run_id).mkdir()
-        report.save(tmp_path / run_id / "report.json")
-        return tmp_path / run_id / "report.json"
+    cases = [CaseResult(index=i, name=name, location=f"g.jsonl:{g + 1}", results=[], target=target,
+                        inputs={"input": name} | ({"actual_output": out} if out else {}))
+             for i, (g, name, target, out) in enumerate(
+                 (g, name, t, outs[g]) for g, name in enumerate(["fr", "sum"]) for t, outs in answers.items())]
+    records = [TargetRecord(name=t, fingerprint=Fingerprint(kind="x", model=t, runtime="x"), template_sha256="0")
+               for t in answers]
+    report = RunReport(run_id=run_id, created_at="now", localeval_version="0", cases=cases, summary=[],
+                       targets=records)
+    folder.mkdir(parents=True)
+    report.save(folder / "report.json")
+    return folder / "report.json"
 
-    one = project.localeval("arena", str(saved("one", {"a": ["Paris", "4"]})), "-c", str(EXAMPLE / "arena.toml"))
-    assert one.returncode == 2 and "run one has 1 target(s) (a); the arena of one run compares" in one.stderr
-    gap = saved("gap", {"a": ["Paris", "4"], "b": ["Lyon", None]})
+
+def test_one_run_needs_two_targets_each_answering_every_golden(tmp_path: Path, project: Project) -> None:
+    def saved(run_id: str, answers: dict[str, list[str | None]]) -> Path:
+        return targets_report(tmp_path / run_id, run_id, answers)
+
+    one = project.localeval("arena", str(saved("0000000000a1", {"a": ["Paris", "4"]})), "-c",
+                            str(EXAMPLE / "arena.toml"))
+    assert one.returncode == 2 and "run 0000000000a1 has 1 target(s) (a); the arena of one run compares" in one.stderr
+    gap = saved("0000000000b2", {"a": ["Paris", "4"], "b": ["Lyon", None]})
     done = project.localeval("arena", str(gap), "-c", str(EXAMPLE / "arena.toml"))
-    assert done.returncode == 2 and "run gap, target b: case sum (g.jsonl:2) has no actual_output" in done.stderr
+    assert done.returncode == 2
+    assert "run 0000000000b2, target b: case sum (g.jsonl:2) has no actual_output" in done.stderr
     named = project.localeval("arena", str(gap), "--names", "x,y", "-c", str(EXAMPLE / "arena.toml"))
     assert named.returncode == 2 and "one run's contestants are its targets" in named.stderr
     assert not (tmp_path / "cache").exists()  # no judge was loaded, nothing was asked
+
+
+def test_a_report_whose_run_id_localeval_did_not_make_is_refused_before_any_file_is_written(
+        tmp_path: Path, project: Project) -> None:
+    """The cases file is named by the run ids: ``./../../x`` would put it outside the runs folder."""
+    up = "../" * (len((project / "runs" / "arena").parts) - 1)  # from the arena's folder to the root
+    escape = f"./{up}{str(tmp_path / 'escaped').lstrip('/')}"
+    report = targets_report(tmp_path / "crafted", escape, {"a": ["Paris", "4"], "b": ["Lyon", "5"]})
+    done = project.localeval("arena", str(report), "-c", str(EXAMPLE / "arena.toml"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"error: {report}: run_id {escape!r} is not a run id localeval makes "
+                                   "(12 hexadecimal digits)")
+    assert list(tmp_path.glob("escaped*")) == [] and not (project / "runs" / "arena").exists()
+    good = targets_report(tmp_path / "good", "0123456789ab", {"a": ["Paris", "4"], "b": ["Lyon", "5"]})
+    other = project.localeval("arena", str(good), str(report), "-c", str(EXAMPLE / "arena.toml"))
+    assert other.returncode == 2 and other.stderr.startswith(f"error: {report}: run_id ")
+
+
+def test_the_arena_takes_every_run_id_localeval_makes() -> None:
+    from localeval.cli.arena import RUN_ID
+    from localeval.run.runner import new_run_id
+
+    assert all(RUN_ID.fullmatch(new_run_id()) for _ in range(1000))

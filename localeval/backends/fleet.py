@@ -62,7 +62,8 @@ from localeval.backends.base import (
     TextReply,
     TextRequest,
 )
-from localeval.backends.http import HttpOptions, HttpStatusError, ReplyTimeout, base_urls, display_url
+from localeval.backends.http import HttpOptions, HttpStatusError, ReplyTimeout, base_urls
+from localeval.backends.urls import redacted
 from localeval.errors import BackendError, BackendUnavailable, ConfigError
 
 R = TypeVar("R")
@@ -144,7 +145,7 @@ class Endpoint:
 
     @property
     def shown(self) -> str:
-        return display_url(self.url)
+        return redacted(self.url)
 
     def usable(self) -> bool:
         return self.backend is not None and self.out_until == 0.0
@@ -211,7 +212,7 @@ class FleetBackend:
         ``address`` is the fingerprint setting holding the endpoint's address.
         """
         if len(set(urls)) != len(urls) or not urls:
-            raise ConfigError(f"a fleet needs distinct base URLs, got {list(urls)}")
+            raise ConfigError(f"a fleet needs distinct base URLs, got {[redacted(url) for url in urls]}")
         self._open, self._cooldown, self._address, self._clock = open_endpoint, cooldown, address, clock
         self._endpoints = [Endpoint(url, limit) for url in urls]
         self._cond = threading.Condition()

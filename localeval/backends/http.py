@@ -11,8 +11,10 @@ dropped connections, and connect timeouts. A *read* timeout is retried only
 when ``retry_timeouts`` is set: the server accepted the request and may still
 be working on it, so a retry would queue behind the abandoned request.
 
-Secrets (the API key, a password in the URL) are sent in headers only and are
-masked in every message this module writes; URLs are shown without userinfo.
+Secrets (the API key, a password or a key in the URL: :mod:`localeval.backends.urls`)
+go to the server only: masked in every message this module writes, and every URL it
+shows is :func:`~localeval.backends.urls.redacted`. A request's path goes before the
+base URL's query (:func:`~localeval.backends.urls.joined`).
 
 The policy (:class:`RequestPolicy`) is apart from the client that sends, so the
 Ollama backend keeps it around the official ``ollama`` client.
@@ -28,11 +30,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from localeval.backends.sequence import endpoint_order
+from localeval.backends.urls import MASK, RecordedUrl, joined, redacted, secrets
 from localeval.errors import BackendError, BackendUnavailable
 
 if TYPE_CHECKING:
@@ -40,7 +43,6 @@ if TYPE_CHECKING:
 
 #: Characters of a response body quoted in an error message.
 BODY_EXCERPT = 300
-MASK = "***"
 T = TypeVar("T")
 #: Keyword arguments of make_backend that the HTTP backends take as they are (tests script the server with them).
 HTTP_EXTRAS = ("transport", "sleep")
@@ -82,12 +84,13 @@ def _one_or_fleet(value: Any) -> str | list[str]:
     if not urls:
         raise ValueError("expected a URL or a non-empty list of URLs")
     if len(set(urls)) != len(urls):
-        raise ValueError(f"the fleet's URLs must be distinct, got {urls}")
+        raise ValueError(f"the fleet's URLs must be distinct, got {[redacted(url) for url in urls]}")
     return urls[0] if len(urls) == 1 else urls
 
 
-#: A server's URL, or several serving the same model (a fleet: :mod:`localeval.backends.fleet`).
-BaseUrls = Annotated[str | list[str], BeforeValidator(_one_or_fleet)]
+#: A server's URL, or several serving the same model (a fleet: :mod:`localeval.backends.fleet`);
+#: recorded (a config dumped as JSON) with its secrets masked.
+BaseUrls = Annotated[RecordedUrl | list[RecordedUrl], BeforeValidator(_one_or_fleet)]
 
 
 def base_urls(value: str | list[str]) -> list[str]:
@@ -114,16 +117,6 @@ class HttpStatusError(BackendError):
 
 class ReplyTimeout(BackendError):
     """The server took a request but sent no reply in time (after the retries, if any)."""
-
-
-def display_url(url: str) -> str:
-    """``url`` without userinfo or query string: what messages and fingerprints may show."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:  # an IPv6 address
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def is_loopback(url: str) -> bool:
@@ -200,7 +193,7 @@ class RequestPolicy:
     def _final_error(self, failure: httpx.TransportError, url: str, attempts: int) -> BackendError:
         import httpx
 
-        shown = display_url(url)
+        shown = redacted(url)
         tries = f" after {attempts} attempts" if attempts > 1 else ""
         reason = self.mask(str(failure) or type(failure).__name__)
         if isinstance(failure, (httpx.ConnectError, httpx.ConnectTimeout)):
@@ -221,7 +214,7 @@ class RequestPolicy:
     def status_error(self, url: str, response: httpx.Response, attempt: int) -> HttpStatusError:
         """The error for ``response``'s error status: URL, status, body excerpt, Retry-After."""
         return HttpStatusError(
-            display_url(url), response.status_code, self.excerpt(response.text), attempt, retry_after(response)
+            redacted(url), response.status_code, self.excerpt(response.text), attempt, retry_after(response)
         )
 
 
@@ -239,9 +232,9 @@ class HttpClient:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.options = options or HttpOptions()
-        self.base_url = base_url.rstrip("/")
-        self.shown_url = display_url(self.base_url)
-        self.policy = RequestPolicy(self.options, (api_key, urlsplit(base_url).password), sleep=sleep, clock=clock)
+        self.base_url = joined(base_url, "")  # its path without a trailing slash, its query kept
+        self.shown_url = redacted(self.base_url)
+        self.policy = RequestPolicy(self.options, (api_key, *secrets(base_url)), sleep=sleep, clock=clock)
         import httpx
 
         self._client = httpx.Client(
@@ -274,7 +267,7 @@ class HttpClient:
         ``retry_on_status=False`` raises an error status at once (a caller probing
         what the server supports); transport failures are still retried.
         """
-        url = path if "://" in path else self.base_url + path
+        url = joined(self.base_url, path)
         return self.policy.call(lambda attempt: self._send(method, url, body, attempt), url,
                                 retry_on_status=retry_on_status)
 
@@ -286,7 +279,7 @@ class HttpClient:
             return response.json()
         except ValueError as err:
             raise BackendError(
-                f"{display_url(url)} answered HTTP {response.status_code} with a body that is not JSON: "
+                f"{redacted(url)} answered HTTP {response.status_code} with a body that is not JSON: "
                 f"{self.excerpt(response.text)!r}"
             ) from err
 

@@ -34,7 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -52,7 +52,7 @@ from localeval.backends.base import (
     summed,
 )
 from localeval.backends.fleet import one_or_fleet
-from localeval.backends.http import HTTP_EXTRAS, BaseUrls, HttpOptions, HttpStatusError, RequestPolicy, display_url
+from localeval.backends.http import HTTP_EXTRAS, BaseUrls, HttpOptions, HttpStatusError, RequestPolicy
 from localeval.backends.kind import BackendKind, BuildContext
 from localeval.backends.options import BackendOptions
 from localeval.backends.scan import (
@@ -63,6 +63,7 @@ from localeval.backends.scan import (
     whole_answer_distribution,
 )
 from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
+from localeval.backends.urls import joined, redacted, secrets
 from localeval.errors import BackendError, BackendUnavailable, first_problem
 
 if TYPE_CHECKING:
@@ -102,17 +103,19 @@ class OllamaClient:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         parts = urlsplit(host)
-        self.shown_url = display_url(host.rstrip("/"))
+        self.shown_url = redacted(host).rstrip("/")
         # The client sends OLLAMA_API_KEY as a bearer token when it is set: masked too.
-        self.policy = RequestPolicy(options, (parts.password, os.environ.get("OLLAMA_API_KEY")), sleep=sleep)
+        self.policy = RequestPolicy(options, (*secrets(host), os.environ.get("OLLAMA_API_KEY")), sleep=sleep)
         self._last = threading.local()
-        # The client drops userinfo from the host: a password goes as basic auth, as httpx does.
+        # The client drops userinfo and query from the host: a password goes as basic auth, as
+        # httpx does, and the query with every request (httpx puts it after the request's path).
         auth = (unquote(parts.username or ""), unquote(parts.password)) if parts.password else None
+        query = parse_qsl(parts.query, keep_blank_values=True)
         import ollama
 
         self._client = ollama.Client(
             host, timeout=self.policy.timeout, transport=transport, auth=auth,
-            event_hooks={"response": [self._keep]},
+            event_hooks={"response": [self._keep]}, **({"params": query} if query else {}),
         )
 
     def close(self) -> None:
@@ -121,7 +124,7 @@ class OllamaClient:
 
     def call(self, path: str, send: Callable[[ollama.Client], T]) -> T:
         """``send(client)`` for the request to ``path``, with the policy's retries and errors."""
-        url = self.shown_url + path
+        url = joined(self.shown_url, path)
         return self.policy.call(lambda attempt: self._send(send, url, attempt), url)
 
     def _keep(self, response: httpx.Response) -> None:

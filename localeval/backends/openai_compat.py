@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field
 
@@ -74,6 +73,7 @@ from localeval.backends.scan import (
     whole_answer_distribution,
 )
 from localeval.backends.schema import DEFAULT_MAX_ITEMS, bound_arrays, checked_reply
+from localeval.backends.urls import rooted
 from localeval.errors import BackendError, BackendUnavailable, ConfigError
 
 if TYPE_CHECKING:
@@ -321,8 +321,8 @@ class OpenAICompatBackend:
         self, model: str | None, memo: MutableMapping[str, str] | None
     ) -> tuple[str, JinjaChatFormat | None, Fingerprint]:
         model, entry = self._served(model)
-        origin = urlunsplit(urlsplit(self._http.base_url)[:2] + ("", "", ""))
-        props, version = self._optional(origin + "/props"), self._optional(origin + "/version")
+        base = self._http.base_url  # llama.cpp's /props and /version are beside /v1, asked with its secrets
+        props, version = self._optional(rooted(base, "/props")), self._optional(rooted(base, "/version"))
         path = props.get("model_path") if isinstance(props, dict) else None
         chat = None
         if self.options.prefill == "completion":

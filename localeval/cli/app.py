@@ -9,15 +9,16 @@ of its concern: :mod:`~localeval.cli.run_commands` (run, report, compare, arena)
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
-from rich.markup import escape
 
 from localeval.cli import data_commands, judge_commands, manage_commands, run_commands
-from localeval.cli.exits import EXIT_INPUT
+from localeval.cli.exits import EXIT_INPUT, EXIT_UNEXPECTED, save_traceback
 from localeval.cli.options import stderr
 from localeval.errors import LocalevalError
+from localeval.reports.terminal import print_line, printable
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Evaluate LLM outputs with local judge models.")
 models_app = typer.Typer(no_args_is_help=True, help="Known models: list, pull, register.")
@@ -28,13 +29,41 @@ backends_app = typer.Typer(no_args_is_help=True, help="Judge backends: what they
 app.add_typer(backends_app, name="backends")
 
 
+#: What a system says when it refuses a file (a full disk, a read-only one, no permission): the
+#: user's to fix, so one line with exit code 2; any other OSError is unexpected.
+REFUSALS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+
+
 def main() -> None:
-    """Entry point: every expected error is one line on stderr and exit code 2."""
+    """Entry point: every failure is one line on stderr and its exit code (:mod:`~localeval.cli.exits`).
+
+    An expected error (bad input, a system that refuses a file) is exit code 2; any other
+    exception is a bug: exit code 4, its traceback saved to a file the line names, so that
+    CI never reads a crash as exit code 1, "a metric failed".
+    """
     try:
         app()
-    except LocalevalError as error:
-        stderr().print(f"[bold red]error:[/] {escape(str(error))}", highlight=False, soft_wrap=True)
-        sys.exit(EXIT_INPUT)
+    except Exception as error:  # noqa: BLE001 -- every failure ends here, as one line
+        code, line = explained(error)
+        print_line(stderr(), f"[bold red]error:[/] {printable(line)}")  # case text in a message acts on no terminal
+        sys.exit(code)
+
+
+def explained(error: Exception) -> tuple[int, str]:
+    """The exit code and the one line that say what went wrong."""
+    if isinstance(error, LocalevalError):
+        return EXIT_INPUT, str(error)
+    if isinstance(error, OSError) and error.errno in REFUSALS:
+        return EXIT_INPUT, f"{error.filename}: {error.strerror}" if error.filename else str(error.strerror)
+    return EXIT_UNEXPECTED, unexpected(error)
+
+
+def unexpected(error: BaseException) -> str:
+    """One line for an exception nobody expected: what it was, and the file that keeps its traceback."""
+    said = next((line for line in str(error).splitlines() if line.strip()), "")
+    saved = save_traceback(error)
+    where = f"the traceback is in {saved}" if saved else "its traceback could not be saved in the temporary folder"
+    return f"unexpected {type(error).__name__}{': ' + said if said else ''}. A bug in localeval; {where}"
 
 
 app.command()(run_commands.run)

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
 from localeval.backends.catalog import file_sha256
-from localeval.cli.runs import JOURNAL, find_run, load_report, resumed_config
+from localeval.cli.runs import JOURNAL, REPORT, find_run, load_report, resumed_config
 from localeval.cli.session import RunFlags, run
 from localeval.config import RunConfig
 from localeval.data.dataset import Dataset
-from localeval.errors import ConfigError
+from localeval.data.results import RunReport
+from localeval.errors import ConfigError, InputError
 from localeval.files import make_folder
 from localeval.paths import Paths
 from localeval.reports.pairing import arena_dataset, targets_arena_dataset
-from localeval.reports.terminal import print_line
+from localeval.reports.terminal import print_line, printable
 from localeval.run.journal import Journal
+
+#: A run id as localeval makes them (:func:`localeval.run.runner.new_run_id`): the arena's cases
+#: file is named by its runs' ids, so a report's id that is not one must not name a file.
+RUN_ID = re.compile(r"[0-9a-f]{12}")
 
 
 def arena(settings: RunConfig, run_a: str, run_b: str | None, names: tuple[str, str] | None, paths: Paths,
@@ -36,16 +41,16 @@ def arena(settings: RunConfig, run_a: str, run_b: str | None, names: tuple[str, 
     if settings.all_targets():
         raise ConfigError(f"{settings.source}: the arena judges outputs the runs hold; drop [target] and [[targets]]")
     _check_arena_metrics(settings)
-    report_a = load_report(run_a, paths.runs)
+    report_a = _report(run_a, paths)
     if run_b is None:
         if names is not None:
             raise ConfigError("--names names two runs' outputs; one run's contestants are its targets, named in [[targets]]")
         dataset, stem = targets_arena_dataset(report_a), f"{report_a.run_id}-targets"
     else:
-        report_b = load_report(run_b, paths.runs)
+        report_b = _report(run_b, paths)
         dataset, stem = arena_dataset(report_a, report_b, names), f"{report_a.run_id}-vs-{report_b.run_id}"
     cases = _save_arena_cases(dataset, make_folder(paths.runs / "arena", "the folder of arena cases"), stem)
-    print_line(err, escape(f"Arena of {len(dataset)} cases: {cases}"))
+    print_line(err, printable(f"Arena of {len(dataset)} cases: {cases}"))
     config = settings.model_copy(update={"dataset": settings.dataset.model_copy(update={"path": cases})})
     return run(config, paths, out, err, environ, flags)
 
@@ -62,8 +67,18 @@ def resume_arena(paths: Paths, out: Console, err: Console, environ: Mapping[str,
         config = resumed_config(journal)
         cases = journal.header.cases
     _check_arena_metrics(config)
-    print_line(err, escape(f"Arena of {cases} cases: {config.dataset.path}"))
+    print_line(err, printable(f"Arena of {cases} cases: {config.dataset.path}"))
     return run(config, paths, out, err, environ, flags)
+
+
+def _report(ref: str, paths: Paths) -> RunReport:
+    """The report of run ``ref``; :class:`InputError` naming its file when its ``run_id`` is not one
+    localeval makes (:data:`RUN_ID`): the id names the arena's cases file, ``../`` would move it."""
+    report = load_report(ref, paths.runs)
+    if not RUN_ID.fullmatch(report.run_id):
+        file = Path(ref) if Path(ref).is_file() else find_run(ref, paths.runs) / REPORT
+        raise InputError(f"{file}: run_id {report.run_id!r} is not a run id localeval makes (12 hexadecimal digits)")
+    return report
 
 
 def _check_arena_metrics(settings: RunConfig) -> None:

@@ -3,9 +3,17 @@
 Output is read in terminals, CI logs and pipes. ``print_line`` prints a message
 that never wraps (a wrapped error breaks grep); ``print_table`` fits a table to a
 terminal, but elsewhere prints it as wide as its content, so that no value is cut.
+
+Text that comes from data (a case's name or output, an error quoting it, a report from
+a file, a server's reply) goes into markup through :func:`printable`: rich markup in it
+is text, and a control character is shown as an escape (``\\x1b``), so that nothing in
+it sets the window's title, makes a hyperlink, clears the screen or reorders the line.
+``print_line`` shows control characters so in whatever it is given, too.
 """
 
 from __future__ import annotations
+
+import re
 
 from rich.console import Console
 from rich.markup import escape
@@ -13,6 +21,11 @@ from rich.segment import Segments
 from rich.table import Table
 
 from localeval.reports.compare import Change, Comparison
+
+#: What a terminal acts on rather than shows: C0 (ESC among them), DEL, C1 (a one-byte CSI among them),
+#: and the Unicode controls that reorder what follows them (bidi embeddings, overrides, isolates).
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 #: Wider than any table: the room a table is measured in when it need not fit a terminal.
 _UNLIMITED = 1_000_000
@@ -40,12 +53,32 @@ _WORDS = {
 }
 
 
+def printable(text: str) -> str:
+    """``text`` (from a case, a report, a server) as rich markup that prints as itself: its markup
+    escaped, its control characters shown as escapes (``\\x1b``, ``\\n``, ``\\u202e``)."""
+    return escape(visible(text))
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character written as its escape (``\\x1b``, ``\\n``, ``\\u202e``); a
+    backslash stays one: this is for eyes, not for parsing back."""
+    return _CONTROLS.sub(_escaped, text)
+
+
+def _escaped(control: re.Match[str]) -> str:
+    char = control.group()
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
 def print_line(console: Console, markup: str) -> None:
     """Print one line of rich markup that is never wrapped, however narrow the console or long a path.
 
-    For errors, warnings and summaries: CI logs are grepped line by line.
+    For errors, warnings and summaries: CI logs are grepped line by line. A control character in
+    ``markup`` is shown as its escape (:func:`visible`): the line stays one line, and data that a
+    caller put in it acts on no terminal.
     """
-    console.print(markup, highlight=False, soft_wrap=True)
+    console.print(visible(markup), highlight=False, soft_wrap=True)
 
 
 def print_table(console: Console, table: Table) -> None:
@@ -66,7 +99,7 @@ def print_table(console: Console, table: Table) -> None:
 
 def comparison_table(comparison: Comparison, limit: int = MAX_ROWS) -> Table:
     """The changes, one row each: case, metric, what changed, A's and B's scores, the delta."""
-    table = Table(title=f"Changes from {escape(comparison.run_a)} (A) to {escape(comparison.run_b)} (B)")
+    table = Table(title=f"Changes from {printable(comparison.run_a)} (A) to {printable(comparison.run_b)} (B)")
     table.add_column("case")
     table.add_column("metric")
     table.add_column("change")
@@ -74,8 +107,8 @@ def comparison_table(comparison: Comparison, limit: int = MAX_ROWS) -> Table:
         table.add_column(column, justify="right")
     for change in comparison.changes[:limit]:
         table.add_row(
-            escape(change.case),
-            escape(change.metric or "(whole case)"),
+            printable(change.case),
+            printable(change.metric or "(whole case)"),
             _kind(change),
             _score(change.score_a),
             _score(change.score_b) if change.kind != "errored" else "[yellow]error[/]",
@@ -93,7 +126,7 @@ def summary_table(comparison: Comparison) -> Table:
         table.add_column(column, justify="left" if column == "metric" else "right")
     for m in comparison.metrics:
         table.add_row(
-            escape(m.metric), str(m.compared),
+            printable(m.metric), str(m.compared),
             f"[red]{m.regressions}[/]" if m.regressions else "0",
             f"[green]{m.fixes}[/]" if m.fixes else "0",
             str(m.score_changes), str(m.errored), str(m.recovered),
@@ -114,7 +147,7 @@ def print_comparison(console: Console, comparison: Comparison, limit: int = MAX_
     print_table(console, summary_table(comparison))
     for side, names in (("A", comparison.metrics_only_in_a), ("B", comparison.metrics_only_in_b)):
         if names:
-            print_line(console, f"Metrics only in {side}: {escape(', '.join(names))}")
+            print_line(console, f"Metrics only in {side}: {printable(', '.join(names))}")
     note = _dataset_note(comparison)
     if note is not None:
         print_line(console, note)
@@ -134,7 +167,7 @@ def _dataset_note(comparison: Comparison) -> str | None:
                 "(written by an older localeval).")
     judged = "; ".join(
         f"{side}: {n} case{'' if n == 1 else 's'}"
-        + ("" if dataset is None else f" of {escape(dataset.path)}, sha256 {dataset.sha256}")
+        + ("" if dataset is None else f" of {printable(dataset.path)}, sha256 {dataset.sha256}")
         for side, dataset, n in sides
     )
     matched = "the same position" if comparison.matched_by == "index" else "the same name"
