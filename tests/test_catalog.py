@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import struct
 import zipfile
 from pathlib import Path
 
@@ -23,7 +24,12 @@ def smollm2_installed() -> bool:
     return True
 
 
-def gguf(path: Path, content: bytes = b"GGUF fake") -> Path:
+#: The smallest file ``register`` takes for a GGUF model: the magic, version 3, one tensor, one
+#: metadata entry, and the bytes those entries need.
+GGUF_HEADER = b"GGUF" + struct.pack("<IQQ", 3, 1, 1) + bytes(64)
+
+
+def gguf(path: Path, content: bytes = GGUF_HEADER) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content)
     return path

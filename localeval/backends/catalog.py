@@ -11,6 +11,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import struct
 import tomllib
 from collections.abc import MutableMapping
 from pathlib import Path
@@ -110,9 +111,16 @@ class ModelCatalog:
         return spec, located
 
     def register(self, name: str, path: Path, chat_template: ChatTemplateKind = "gguf") -> ModelSpec:
-        """Add a local GGUF file (for example one Ollama downloaded) under ``name``."""
+        """Add a local GGUF file (for example one Ollama downloaded) under ``name``.
+
+        The file's header is checked (:func:`gguf_problem`): a file that is no GGUF model is a
+        ``ConfigError`` now, not when a run loads it.
+        """
         if not path.is_file():
             raise ModelNotFound(f"{path}: no such model file")
+        problem = gguf_problem(path)
+        if problem is not None:
+            raise ConfigError(f"{path}: not a GGUF model file: {problem}")
         if any(s.name == name for s in _read_manifest(self._manifest)):
             raise ConfigError(f"'{name}' is a shipped model's name; choose another")
         spec = ModelSpec(
@@ -142,6 +150,63 @@ class ModelCatalog:
         self.home.mkdir(parents=True, exist_ok=True)
         payload = {"models": [s.model_dump(mode="json", exclude_defaults=True) for s in specs]}
         write_text_atomically(self.registry_file, json.dumps(payload, indent=2) + "\n")
+
+
+#: GGUF's header: the magic, the version (uint32), then the counts of tensors and of metadata
+#: entries (uint64 each, since version 2), little-endian.
+_GGUF_HEADER = struct.Struct("<4sIQQ")
+#: The versions llama.cpp reads: 1 is no longer read, 3 is the newest.
+_GGUF_VERSIONS = (2, 3)
+#: The fewest bytes a tensor's entry (name length, dimensions, one size, type, offset) and a metadata
+#: entry (key length, type, one byte of value) take: counts that need more than the file are a wrong header.
+_GGUF_TENSOR_BYTES, _GGUF_ENTRY_BYTES = 8 + 4 + 8 + 4 + 8, 8 + 4 + 1
+#: What a file that is no GGUF often is instead, by its first bytes, and what to do about it.
+_LOOKALIKES = (
+    (b"PK\x03\x04", "a zip archive, such as a PyTorch checkpoint; convert the model to GGUF"),
+    (b"version https://git-lfs", "a Git LFS pointer: the model itself was never downloaded; run `git lfs pull`"),
+    (b"<!DOCTYPE", "an HTML page: the download failed"),
+    (b"<html", "an HTML page: the download failed"),
+    (b"\x80\x02", "a Python pickle, such as a PyTorch checkpoint; convert the model to GGUF"),
+    (b"ggjt", "a GGML file, from before GGUF; convert it to GGUF"),
+    (b"ggml", "a GGML file, from before GGUF; convert it to GGUF"),
+)
+
+
+def gguf_problem(path: Path) -> str | None:
+    """Why the file at ``path`` is not a GGUF model, by its header; None when the header is sane.
+
+    Sane: the magic ``GGUF``, a version llama.cpp reads, at least one tensor, and counts of tensors
+    and metadata entries that the file's size can hold. The rest is llama.cpp's to check as it loads.
+    """
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        head = handle.read(max(_GGUF_HEADER.size, 64))
+    if not head:
+        return "the file is empty"
+    if not head.startswith(b"GGUF"):
+        return f"it starts with {head[:4]!r}, not b'GGUF' ({_lookalike(head)})"
+    if len(head) < _GGUF_HEADER.size:
+        return f"its GGUF header is cut short ({len(head)} of {_GGUF_HEADER.size} bytes)"
+    _, version, tensors, entries = _GGUF_HEADER.unpack_from(head)
+    if version and version & 0xFFFF == 0:  # 3 written big-endian reads as 0x03000000
+        return "a big-endian GGUF file, which llama.cpp reads only on big-endian machines"
+    if version not in _GGUF_VERSIONS:
+        return f"GGUF version {version}, which llama.cpp does not read (it reads 2 and 3)"
+    if tensors == 0:
+        return "its header holds no tensors (a vocabulary-only file?), so there is no model in it"
+    if tensors * _GGUF_TENSOR_BYTES + entries * _GGUF_ENTRY_BYTES > size - _GGUF_HEADER.size:
+        return f"its header claims {tensors} tensors and {entries} metadata entries, more than its {size} bytes hold"
+    return None
+
+
+def _lookalike(head: bytes) -> str:
+    for start, what in _LOOKALIKES:
+        if head.startswith(start):
+            return what
+    length = int.from_bytes(head[:8], "little")
+    if len(head) > 8 and head[8:9] == b"{" and 2 <= length < 100_000_000:
+        return "a safetensors file; convert the model to GGUF (llama.cpp's convert_hf_to_gguf.py)"
+    return "no model format localeval knows"
 
 
 def _read_manifest(path: Path) -> list[ModelSpec]:

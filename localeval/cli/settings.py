@@ -4,6 +4,7 @@ options on top), or ``localeval meta-eval``'s settings. A bad option is a one-li
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -85,6 +86,10 @@ class CommandLine:
         return cls(**{f.name: params[f.name] for f in fields(cls)
                       if f.name in names and params.get(f.name) not in (None, ())})
 
+    def copies(self) -> dict[str, Path | None]:
+        """The report copies these options ask for, as ``ReportConfig.copies`` gives them."""
+        return {"json": self.report, "html": self.html, "junit": self.junit}
+
     def apply(self, config: RunConfig) -> RunConfig:
         """``config`` with these options on top, unvalidated but the backend's: ``--threads`` for a judge that
         takes none is an error."""
@@ -102,6 +107,24 @@ class CommandLine:
             "report": _report_copies(config.report, self.report, self.html, self.junit),
             "cache": _cache(config.cache, self.no_cache, self.cache_dir),
         })
+
+
+def check_report_copies(copies: Mapping[str, Path | None]) -> None:
+    """Refuse a report copy ({format: path}, ``ReportConfig.copies``) that cannot be written, before a
+    judge loads: found after judging, it would cost the whole run. One ``ConfigError`` naming the path
+    and why; nothing is created (the folders are made as the reports are written)."""
+    for name, path in copies.items():
+        if path is None:
+            continue
+        if path.is_dir():
+            raise ConfigError(f"{path}: cannot write the {name} report there (it is a folder)")
+        folder = path.parent
+        while not folder.exists() and not folder.is_symlink() and folder != folder.parent:
+            folder = folder.parent  # the nearest folder that exists: the rest is made when the report is written
+        if not folder.is_dir():
+            raise ConfigError(f"{path}: cannot write the {name} report there ({folder} is not a folder)")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise ConfigError(f"{path}: cannot write the {name} report there ({folder} is not writable)")
 
 
 def _report_copies(base: ReportConfig, report: Path | None, html: Path | None, junit: Path | None) -> ReportConfig:

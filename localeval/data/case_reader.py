@@ -153,7 +153,9 @@ class CaseReader:
             parsed = json.loads(value, **strict.hooks)
         except json.JSONDecodeError as exc:
             raise self.error(f"invalid JSON: {exc.msg}", line=line, field=name) from None
-        strict.check(parsed, self.path, line, prefix=name)
+        except RecursionError:
+            raise self.error(strict.too_deep(), line=line, field=name) from None
+        strict.check(parsed, self.path, line, value, prefix=name, level=2)  # the record's field: level 2
         if not isinstance(parsed, dict):
             message = f"must be a JSON object, got {json_type(parsed)}"
             raise self.error(message, line=line, field=name)

@@ -1,11 +1,12 @@
 """Raw records from dataset files: JSONL, JSON lists and CSV tables, each with its line.
 
-Reading is strict: JSON that Python would accept but JSON does not hold
-(``NaN``, ``Infinity``, a number that overflows to infinity) is an error naming
-the key path, because the reports would write it back as null and change the
-data without a word. Every problem is a ``DatasetError`` naming the file and the
-line. What the records mean (test cases, conversations, human judgments) is for
-the callers: :mod:`localeval.data.case_reader`, :mod:`localeval.metaeval.evaluation`.
+Reading is strict (:mod:`localeval.data.strict_json`): what Python's parser would
+read but localeval could not keep or write back (``NaN``, a key given twice, a lone
+surrogate, nesting deeper than ``MAX_DEPTH``) is an error naming the key path, for
+the data would otherwise change without a word, or no report of the run could be
+written. Every problem is a ``DatasetError`` naming the file and the line. What the
+records mean (test cases, conversations, human judgments) is for the callers:
+:mod:`localeval.data.case_reader`, :mod:`localeval.metaeval.evaluation`.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import hashlib
 import io
 import itertools
 import json
-import math
 import os
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from localeval.data.strict_json import StrictJson
 from localeval.errors import DatasetError
 
 __all__ = [
@@ -50,6 +52,11 @@ _JSON_SPACE = re.compile(r"[ \t\n\r]*")  # the whitespace JSON allows between to
 #: Why a file that reads without error holds no record, by format.
 _NO_RECORDS = {"jsonl": "the file is empty", "json": "the file is an empty list",
                "csv": "the file has only its header row"}
+#: The longest CSV cell read: the csv module's default (131,072 characters) would refuse a cell that
+#: JSONL takes. 2**31 - 1 is the largest limit a C long holds everywhere (sys.maxsize overflows on Windows).
+_CSV_CELL_LIMIT = 2**31 - 1
+#: The csv module's limit is the process's: it is raised only while a row is read, and put back.
+_CSV_LIMIT_LOCK = threading.Lock()
 _JSON_TYPES = {str: "a string", int: "a number", float: "a number", bool: "a boolean",
                dict: "an object", list: "a list", type(None): "null"}
 
@@ -132,7 +139,9 @@ def jsonl_records(text: str, path: str) -> Iterator[tuple[int, Record]]:
         except json.JSONDecodeError as exc:
             message = f"invalid JSON: {exc.msg} (column {exc.colno})"
             raise DatasetError(message, path=path, line=number) from None
-        strict.check(value, path, number)
+        except RecursionError:
+            raise DatasetError(strict.too_deep(), path=path, line=number) from None
+        strict.check(value, path, number, line)
         yield number, _object(value, path, number)
 
 
@@ -142,16 +151,16 @@ def json_records(text: str, path: str) -> Iterator[tuple[int, Record]]:
     decoder = json.JSONDecoder(**strict.hooks)
     pos = _skip_space(text, 0)
     if not text.startswith("[", pos):
-        value = _decode(decoder, text, pos, path)[0]  # raises if it is not JSON at all
+        value = _decode(decoder, text, pos, path, strict)[0]  # raises if it is not JSON at all
         message = f"expected a JSON list of objects, got {json_type(value)}"
         raise DatasetError(message, path=path, line=_line_at(text, pos))
     pos = _skip_space(text, pos + 1)
     line, counted = 1, 0  # count newlines incrementally: rescanning from 0 is quadratic
     more = not text.startswith("]", pos)
     while more:
-        value, end = _decode(decoder, text, pos, path)
+        value, end = _decode(decoder, text, pos, path, strict)
         line, counted = line + text.count("\n", counted, pos), pos
-        strict.check(value, path, line)
+        strict.check(value, path, line, text, pos, end)
         yield line, _object(value, path, line)
         pos = _skip_space(text, end)
         more = text.startswith(",", pos)
@@ -166,72 +175,14 @@ def json_records(text: str, path: str) -> Iterator[tuple[int, Record]]:
         raise DatasetError(message, path=path, line=_line_at(text, rest))
 
 
-def _decode(decoder: json.JSONDecoder, text: str, pos: int, path: str) -> tuple[Any, int]:
+def _decode(decoder: json.JSONDecoder, text: str, pos: int, path: str, strict: StrictJson) -> tuple[Any, int]:
     try:
         return decoder.raw_decode(text, pos)
     except json.JSONDecodeError as exc:  # its lineno counts from the start of text
         message = f"invalid JSON: {exc.msg} (column {exc.colno})"
         raise DatasetError(message, path=path, line=exc.lineno) from None
-
-
-class _NonFinite(str):
-    """A number JSON cannot carry, as written: ``NaN``, ``Infinity``, ``-Infinity``, or ``1e999``.
-
-    Python's parser reads them as floats (the last overflows to infinity), which
-    the reports would then write as null: the data would change without a word.
-    ``StrictJson``'s parser hooks turn them into this marker, to be rejected.
-    """
-
-    @property
-    def problem(self) -> str:
-        if self in ("NaN", "Infinity", "-Infinity"):
-            return f"{self} is not a JSON value (JSON has no NaN or Infinity)"
-        return f"{self} is too large for a number (it reads as infinity)"
-
-
-class StrictJson:
-    """Parser hooks that turn the numbers JSON cannot carry into ``_NonFinite`` markers.
-
-    They count the markers, so that only a record holding one is searched for it.
-    Pass ``hooks`` to ``json.loads`` or ``json.JSONDecoder``, then ``check`` each value.
-    """
-
-    def __init__(self) -> None:
-        self.markers = 0
-        self.hooks: dict[str, Any] = {"parse_constant": self._constant, "parse_float": self._float}
-
-    def check(self, value: Any, path: str, line: int, prefix: str = "") -> None:
-        """Raise ``DatasetError`` naming the key path of the first marker in ``value``."""
-        found = _non_finite_at(value, prefix) if self.markers else None
-        if found is not None:
-            where, token = found
-            message = f"{token.problem}; write a number, null or a string"
-            raise DatasetError(message, path=path, line=line, field=where or None)
-
-    def _constant(self, token: str) -> _NonFinite:
-        self.markers += 1
-        return _NonFinite(token)
-
-    def _float(self, text: str) -> float | _NonFinite:
-        value = float(text)
-        return value if math.isfinite(value) else self._constant(text)
-
-
-def _non_finite_at(value: Any, where: str) -> tuple[str, _NonFinite] | None:
-    """The key path ("scores.coherence", "context[1]") and token of the first marker, or None."""
-    if isinstance(value, _NonFinite):
-        return where, value
-    if isinstance(value, dict):
-        items = [(f"{where}.{key}" if where else key, item) for key, item in value.items()]
-    elif isinstance(value, list):
-        items = [(f"{where}[{i}]", item) for i, item in enumerate(value)]
-    else:
-        return None
-    for key, item in items:
-        found = _non_finite_at(item, key)
-        if found is not None:
-            return found
-    return None
+    except RecursionError:  # nested far deeper than strict allows: named where the value starts
+        raise DatasetError(strict.too_deep(), path=path, line=_line_at(text, pos)) from None
 
 
 def _skip_space(text: str, pos: int) -> int:
@@ -277,7 +228,11 @@ def _csv_rows(reader: Any, header: list[str], path: str) -> Iterator[tuple[int, 
 
 
 def _csv_row(reader: Any, path: str) -> list[str] | None:
-    try:
-        return next(reader, None)
-    except csv.Error as exc:
-        raise DatasetError(f"invalid CSV: {exc}", path=path, line=reader.line_num) from None
+    with _CSV_LIMIT_LOCK:
+        limit = csv.field_size_limit(_CSV_CELL_LIMIT)
+        try:
+            return next(reader, None)
+        except csv.Error as exc:
+            raise DatasetError(f"invalid CSV: {exc}", path=path, line=reader.line_num) from None
+        finally:
+            csv.field_size_limit(limit)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localeval.backends.base import Fingerprint, JudgeUsage
 from localeval.data.dataset import DatasetSource
+from localeval.data.strict_json import REPORT_DEPTH, json_document
 from localeval.errors import InputError, first_problem
 from localeval.files import write_text_atomically
 
@@ -220,10 +221,15 @@ class RunReport(BaseModel):
 
     @classmethod
     def load(cls, path: Path) -> RunReport:
+        """A ``report.json`` read back, strictly (:mod:`localeval.data.strict_json`): what the reports
+        could not write again (a key given twice, a lone surrogate, nesting past ``REPORT_DEPTH``) is an
+        ``InputError`` naming the line and the field."""
         try:
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = json_document(path.read_text(encoding="utf-8"), str(path), max_depth=REPORT_DEPTH)
         except OSError as err:
             raise InputError(f"{path}: cannot read report ({err.strerror})") from err
+        except UnicodeDecodeError as err:
+            raise InputError(f"{path}: cannot read report (not UTF-8: {err.reason})") from None
         except json.JSONDecodeError as err:
             raise InputError(f"{path}:{err.lineno}: not JSON ({err.msg})") from err
         version = raw.get("format_version") if isinstance(raw, dict) else None

@@ -119,6 +119,12 @@ class GEval(CriteriaMetric):
             a, b = item.score_range
             if not low <= a <= b <= high:
                 raise ValueError(f"rubric range {a}-{b} is outside score_range {low}-{high}")
+        # A score in two ranges would get two expected outcomes: the judge is told two things of one score.
+        ranges = sorted(item.score_range for item in self.rubric)
+        for (a, b), (c, d) in zip(ranges, ranges[1:]):
+            if c <= b:  # sorted by start: any overlap shows between neighbours
+                both = f"{c}" if c == min(b, d) else f"{c}-{min(b, d)}"
+                raise ValueError(f"rubric ranges {a}-{b} and {c}-{d} overlap (both hold {both})")
         return self
 
     def required_fields(self) -> tuple[str, ...]:
