@@ -169,8 +169,12 @@ class RunConfig(_Section):
             raw = tomllib.loads(path.read_text(encoding="utf-8"))
         except OSError as err:
             raise ConfigError(f"{path}: cannot read config ({err.strerror})") from err
+        except UnicodeDecodeError as err:
+            raise ConfigError(f"{path}: {not_utf8(err)}") from err
         except tomllib.TOMLDecodeError as err:
             raise ConfigError(f"{path}: not valid TOML ({err})") from err
+        except RecursionError as err:  # tomllib reads nested arrays and tables by recursion
+            raise ConfigError(f"{path}: nested too deeply to read") from err
         try:
             config = cls.model_validate({**raw, "source": str(path)})
         except ValidationError as err:
@@ -212,7 +216,10 @@ class RunConfig(_Section):
                 raise ConfigError(f"{where}: the 'metric' key (its type, e.g. 'geval') is missing")
             cls = metric_class(kind)
             options = self.metrics_defaults.applied(cls, options) if cls is not None else options
-            metric = self._rebase_paths(build_metric(kind, options, where, folder=self._base()))
+            try:
+                metric = self._rebase_paths(build_metric(kind, options, where, folder=self._base()))
+            except RecursionError as err:  # a file it reads (a schema_file) nested past Python's limit
+                raise ConfigError(f"{where}: nested too deeply to read") from err
             self._check_judge(metric, where)
             built.append(metric)
         return built
@@ -239,6 +246,11 @@ class RunConfig(_Section):
             return metric
         rebased: Metric = rebased_paths(metric, self._base())
         return rebased
+
+
+def not_utf8(error: UnicodeDecodeError) -> str:
+    """What a file that is not UTF-8 text is told: "not UTF-8 text (byte 0xe9 at offset 36)"."""
+    return f"not UTF-8 text (byte {error.object[error.start]:#04x} at offset {error.start})"
 
 
 def _folder_of(source: str) -> Path:

@@ -12,7 +12,7 @@ import pytest
 from command_line import Project
 from rich.console import Console
 
-from localeval.backends.base import Message, TextRequest
+from localeval.backends.base import JudgeUsage, Message, TextRequest, Usage
 from localeval.backends.cache import CachedBackend, open_cache
 from localeval.backends.catalog import file_sha256
 from localeval.cli import arena as cli_arena
@@ -132,7 +132,15 @@ def test_generation_sends_the_settings_fills_the_outputs_and_a_failure_is_that_c
     assert outputs.failed == {1: "the target failed: http://x answered HTTP 500"}
     record = outputs.record
     assert (record.generated, record.errored, record.given, record.resumed) == (1, 1, 1, 0)
-    assert record.fingerprint.kind == "scripted" and record.usage is None
+    assert record.fingerprint.kind == "scripted"
+    assert record.usage == JudgeUsage(model_calls=1)  # the call that failed answered nothing
+
+
+def test_a_target_without_the_cache_still_counts_its_calls_and_tokens() -> None:
+    """With --no-cache the target is no CachedBackend (judge.py): its usage is counted all the same."""
+    target = ScriptedJudge(texts=["Paris", "4"], usage=Usage(prompt_tokens=7, completion_tokens=2))
+    outputs = generate_outputs(cases(*GOLDENS), TargetOptions(), PromptTemplate(TargetOptions()), target)
+    assert outputs.record.usage == JudgeUsage(model_calls=2, cache_hits=0, prompt_tokens=14, completion_tokens=4)
 
 
 def test_deterministic_generation_is_cached_and_sampling_without_a_seed_is_not(tmp_path: Path) -> None:
@@ -210,6 +218,21 @@ def test_a_resumed_run_never_generates_twice(project: Project, monkeypatch: pyte
     report = json.loads((project / "run" / "report.json").read_text())
     assert [c["inputs"]["actual_output"] for c in report["cases"]] == ["Paris", "4", "blue"]
     assert (report["targets"][0]["resumed"], report["targets"][0]["generated"]) == (1, 1)
+
+
+def test_a_resumed_run_asks_the_target_again_where_it_failed(project: Project,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    failed = run(project, ScriptedJudge(texts=["Paris", BackendError("timed out")]), monkeypatch,
+                 run_dir=project / "run")
+    assert failed == session.EXIT_ERRORED
+    kept = ScriptedJudge(texts=[])
+    assert run(project, kept, monkeypatch, resume=str(project / "run"), keep_errors=True) == session.EXIT_ERRORED
+    assert kept.requests == []
+    back = ScriptedJudge(texts=["4"])  # the server is back
+    assert run(project, back, monkeypatch, resume=str(project / "run")) == session.EXIT_OK
+    assert [r.messages[-1].content for r in back.requests] == ["Q: 2 + 2?"]  # type: ignore[union-attr]
+    report = json.loads((project / "run" / "report.json").read_text())
+    assert [c["inputs"]["actual_output"] for c in report["cases"]] == ["Paris", "4", "blue"]
 
 
 def test_a_missing_field_stops_the_run_before_the_target_loads(project: Project,

@@ -183,11 +183,12 @@ def test_a_run_interrupted_with_requests_in_flight_resumes_without_asking_twice(
         config = RunConfig.load(tmp_path / "eval.toml")
         flags = session.RunFlags(run_dir=tmp_path / "run")
         assert session.run(config, paths, quiet, quiet, {}, flags) == session.EXIT_INTERRUPTED
-        with Journal.open(tmp_path / "run" / "journal.jsonl") as journal:
+        with Journal.open(tmp_path / "run" / "journal.jsonl", keep_errors=True) as journal:
             kept = sorted(index for _, index in journal.generated)
         assert echo.peak == 3
         assert len(kept) == len(echo.prompts) >= 4  # the request that was cut short is journaled too
-        resumed = session.RunFlags(resume=str(tmp_path / "run"))
+        # --keep-errors: the FAIL golden's error stands (without it, a resume asks for it again, by design)
+        resumed = session.RunFlags(resume=str(tmp_path / "run"), keep_errors=True)
         assert session.run(config, paths, quiet, quiet, {}, resumed) == session.EXIT_ERRORED  # the FAIL golden
     finally:
         echo.close()

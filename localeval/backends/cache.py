@@ -12,8 +12,11 @@ only counts.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import os
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -38,7 +41,7 @@ from localeval.backends.base import (
     TextRequest,
     Usage,
 )
-from localeval.errors import BackendError
+from localeval.errors import BackendError, InputError
 
 #: Bump when the stored reply format changes, so old entries stop matching.
 CACHE_FORMAT = 1
@@ -76,9 +79,60 @@ def cache_key(operation: str, fingerprint: Fingerprint, request: BaseModel) -> s
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+class CacheUnusable(InputError):
+    """The cache folder cannot be opened: a read-only or full file system, no permission."""
+
+
+class CacheDamaged(CacheUnusable):
+    """The cache's database is not one, or is cut short: ``localeval cache clear`` removes it."""
+
+
+#: The files of diskcache's store in its folder: the database, its journal files, and the values
+#: too large for it (``ab/cd/….val``).
+STORE_FILES = ("cache.db", "cache.db-wal", "cache.db-shm", "[0-9a-f][0-9a-f]/[0-9a-f][0-9a-f]/*.val")
+
+
 def open_cache(directory: Path) -> diskcache.Cache:
-    """The on-disk store; diskcache makes it safe across threads and processes."""
-    return diskcache.Cache(str(directory), size_limit=2**32)
+    """The on-disk store; diskcache makes it safe across threads and processes.
+
+    Raises :class:`CacheDamaged` (naming the database and how to clear it) or
+    :class:`CacheUnusable` (a read-only folder, say: with ``--no-cache`` as the way around).
+    """
+    try:
+        return diskcache.Cache(str(directory), size_limit=2**32)
+    except (sqlite3.DatabaseError, OSError) as err:
+        raise _unusable(directory, err) from err
+
+
+def remove_store(directory: Path) -> None:
+    """Delete the files of the store in ``directory`` (a damaged one: it cannot be opened to clear)."""
+    for pattern in STORE_FILES:
+        for path in directory.glob(pattern):
+            path.unlink()
+    for folder in sorted(directory.glob("[0-9a-f][0-9a-f]/[0-9a-f][0-9a-f]"), reverse=True):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+    for folder in directory.glob("[0-9a-f][0-9a-f]"):
+        if not any(folder.iterdir()):
+            folder.rmdir()
+
+
+def _unusable(directory: Path, err: sqlite3.DatabaseError | OSError) -> CacheUnusable:
+    """Why the store in ``directory`` did not open, as one line that says what to do."""
+    around = "run with --no-cache, or give a writable --cache-dir"
+    try:
+        read_only = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only or (isinstance(err, OSError) and err.errno == errno.EROFS):
+        return CacheUnusable(f"{directory}: the cache folder is on a read-only file system; {around}")
+    if isinstance(err, OSError) or isinstance(err, sqlite3.OperationalError):  # the system's refusal, not the data
+        reason = err.strerror if isinstance(err, OSError) else str(err)
+        return CacheUnusable(f"{directory}: cannot open the cache ({reason}); {around}")
+    return CacheDamaged(
+        f"{directory / 'cache.db'}: the cache is damaged ({err}); clear it with: "
+        f"localeval cache clear --cache-dir {directory} (or run with --no-cache)"
+    )
 
 
 @dataclass

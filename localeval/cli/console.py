@@ -2,14 +2,17 @@
 
 Every table goes through ``print_table`` and every error or warning line through
 ``print_line`` (:mod:`localeval.reports.terminal`): outside a terminal no value is
-cut, and no message line is ever wrapped.
+cut, and no message line is ever wrapped. Every text from a case or a report (a name,
+an error, a metric's name) goes in through ``printable``: its markup and its control
+characters are shown, not acted on.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -25,7 +28,7 @@ from rich.table import Table
 
 from localeval.data.results import CaseResult, MetricResult, RunReport, RunStats
 from localeval.reports.rules import composite_failure, turn_count
-from localeval.reports.terminal import print_line, print_table
+from localeval.reports.terminal import print_line, print_table, printable
 from localeval.run.events import Event, Interrupted, Listener, MetricFinished, RunStarted
 
 if TYPE_CHECKING:
@@ -35,10 +38,19 @@ if TYPE_CHECKING:
 #: Beyond this many cases the table lists only those that failed or errored.
 MAX_ROWS = 50
 
+#: Outside a terminal (a CI log, a pipe) no bar is drawn: a line of progress is printed instead, at
+#: most this often, as results finish. By time rather than by share done, so that the pace is the
+#: same for 20 results and 20,000: a CI log (which stamps each line) shows a few lines a minute, a
+#: 3-minute run about 18, an hour's 360, and no run is silent for long enough to look hung (or to
+#: pass the 10 minutes without output after which some CI services stop a job), as a line every
+#: 10% would be in a 2-hour run.
+PROGRESS_PERIOD_S = 10.0
+
 
 @contextmanager
-def progress_bar(console: Console) -> Iterator[Listener]:
-    """Yields a run-event listener that draws progress; draws nothing when not on a terminal.
+def progress_bar(console: Console, clock: Callable[[], float] = time.monotonic) -> Iterator[Listener]:
+    """Yields a run-event listener that shows progress: a bar on a terminal; elsewhere a line at
+    most every :data:`PROGRESS_PERIOD_S` seconds (``clock``'s), as results finish.
 
     Shows results done of the total (those resumed from the journal count as done),
     the rate, the time left, and how many failed and errored so far.
@@ -49,24 +61,65 @@ def progress_bar(console: Console) -> Iterator[Listener]:
         TextColumn("[red]{task.fields[failed]} failed[/] [yellow]{task.fields[errored]} errored[/]"),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console, transient=True, disable=not console.is_terminal) as bar:
+    piped = not console.is_terminal
+    with Progress(*columns, console=console, transient=True, disable=piped) as bar:
         task = bar.add_task("judging", total=None, rate="", failed=0, errored=0)
-        counts = {"failed": 0, "errored": 0, "computed": 0}
-        started = time.perf_counter()
+        counts = _Counts(started=clock())
 
         def listen(event: Event) -> None:
             if isinstance(event, RunStarted):
+                counts.total, counts.done = event.total, event.resumed
+                counts.started = counts.printed = clock()
                 bar.update(task, total=event.total, completed=event.resumed)
             elif isinstance(event, MetricFinished):
-                result = event.result
-                counts["errored" if result.errored else "failed"] += 0 if result.passed else 1
-                counts["computed"] += 1
-                rate = counts["computed"] / max(time.perf_counter() - started, 1e-9)
-                bar.update(task, advance=1, rate=f"{rate:.2f}/s", failed=counts["failed"], errored=counts["errored"])
+                counts.add(event.result)
+                rate = counts.computed / max(clock() - counts.started, 1e-9)
+                bar.update(task, advance=1, rate=f"{rate:.2f}/s", failed=counts.failed, errored=counts.errored)
+                if piped and clock() - counts.printed >= PROGRESS_PERIOD_S:
+                    counts.printed = clock()
+                    print_line(console, escape(counts.line(rate)))
             elif isinstance(event, Interrupted):
                 print_finishing(console, event.in_flight, "results")
 
         yield listen
+
+
+@dataclass
+class _Counts:
+    """What a run has done so far, for its progress."""
+
+    started: float  #: when (by the progress clock) it started
+    printed: float = 0.0  #: when the last line of progress was printed
+    total: int = 0
+    done: int = 0  #: resumed ones included
+    computed: int = 0
+    failed: int = 0
+    errored: int = 0
+
+    def add(self, result: MetricResult) -> None:
+        self.done += 1
+        self.computed += 1
+        if result.errored:
+            self.errored += 1
+        elif not result.passed:
+            self.failed += 1
+
+    def line(self, rate: float) -> str:
+        """"judging: 60/200 (30%), 2.00/s, 5 failed, 1 errored, about 1 min 10 s left"."""
+        share = f" ({self.done / self.total:.0%})" if self.total else ""
+        left = self.total - self.done
+        eta = f", about {_duration(left / rate)} left" if left > 0 and rate > 0 else ""
+        return f"judging: {self.done}/{self.total}{share}, {rate:.2f}/s, {self.failed} failed, {self.errored} errored{eta}"
+
+
+def _duration(seconds: float) -> str:
+    """"40 s", "1 min 10 s", "2 h 5 min"."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
 
 
 def print_finishing(console: Console, in_flight: int, what: str) -> None:
@@ -84,12 +137,12 @@ def print_report(console: Console, report: RunReport) -> None:
     table.add_column("#", justify="right")
     table.add_column("case")
     for name in metrics:
-        table.add_column(name, justify="right")
+        table.add_column(printable(name), justify="right")
     for case in rows:
         turns = turn_count(case)  # a conversation is one row, its length beside its name
         label = (case.name or case.location or "") + ("" if turns is None else f" ({turns} turns)")
         label += f" @ {case.target}" if case.target else ""
-        table.add_row(str(case.index + 1), escape(label), *map(_cell, case.results))
+        table.add_row(str(case.index + 1), printable(label), *map(_cell, case.results))
     print_table(console, table)
     _print_composite_failures(console, rows)
     print_table(console, _summary_table(report))
@@ -98,7 +151,7 @@ def print_report(console: Console, report: RunReport) -> None:
     for summary in report.summary:
         if summary.details.get("ranking"):
             print_table(console, _ranking_table(summary.metric, summary.details))
-            print_line(console, escape(f"{summary.metric}: mean P(first) {summary.details['mean_p_first']:.3f} "
+            print_line(console, printable(f"{summary.metric}: mean P(first) {summary.details['mean_p_first']:.3f} "
                                        "over both orders of every pair (0.5: no position bias)."))
     stats = report.stats
     print_line(console, f"{len(report.cases)} cases in {stats.duration_s:.1f} s{_cost(stats)}.")
@@ -111,8 +164,8 @@ def _print_composite_failures(console: Console, cases: list[CaseResult]) -> None
         for result in case.results:
             why = composite_failure(result)
             if why is not None:
-                where = escape(str(case.location or case.index + 1))
-                print_line(console, f"[red]{where}[/] {escape(result.metric)}: {escape(why)}")
+                where = printable(str(case.location or case.index + 1))
+                print_line(console, f"[red]{where}[/] {printable(result.metric)}: {printable(why)}")
 
 
 def _targets_table(report: RunReport) -> Table:
@@ -120,7 +173,7 @@ def _targets_table(report: RunReport) -> Table:
     table = Table(title="By target (pass rate, mean score)")
     table.add_column("metric")
     for name in report.target_summaries:
-        table.add_column(escape(name), justify="right")
+        table.add_column(printable(name), justify="right")
     for i, summary in enumerate(report.summary):
         cells = []
         for summaries in report.target_summaries.values():
@@ -128,7 +181,7 @@ def _targets_table(report: RunReport) -> Table:
             rate = "-" if mine.pass_rate is None else f"{mine.pass_rate:.0%}"
             mean = "-" if mine.mean_score is None else f"{mine.mean_score:.3f}"
             cells.append(f"{rate} {mean}" + (f" ({mine.errored} errors)" if mine.errored else ""))
-        table.add_row(escape(summary.metric), *cells)
+        table.add_row(printable(summary.metric), *cells)
     return table
 
 
@@ -155,7 +208,7 @@ def _summary_table(report: RunReport) -> Table:
         table.add_column(column, justify="left" if column == "metric" else "right")
     for s in report.summary:
         table.add_row(
-            escape(s.metric), str(s.passed), str(s.failed), str(s.errored),
+            printable(s.metric), str(s.passed), str(s.failed), str(s.errored),
             "-" if s.pass_rate is None else f"{s.pass_rate:.0%}",
             "-" if s.mean_score is None else f"{s.mean_score:.3f}",
         )
@@ -165,12 +218,12 @@ def _summary_table(report: RunReport) -> Table:
 def _ranking_table(metric: str, details: dict[str, Any]) -> Table:
     """An arena's ranking: Bradley–Terry strength and win rate per contestant, best first."""
     smoothing = details.get("smoothing") or 0.0
-    title = f"Ranking: {escape(metric)}" + (f" (smoothed by {smoothing:g} virtual wins a pair)" if smoothing else "")
+    title = f"Ranking: {printable(metric)}" + (f" (smoothed by {smoothing:g} virtual wins a pair)" if smoothing else "")
     table = Table(title=title)
     for column in ("rank", "contestant", "strength", "win rate", "comparisons"):
         table.add_column(column, justify="left" if column == "contestant" else "right")
     for row in details["ranking"]:
-        table.add_row(str(row["rank"]), escape(row["name"]), f"{row['strength']:+.3f}", f"{row['win_rate']:.1%}",
+        table.add_row(str(row["rank"]), printable(row["name"]), f"{row['strength']:+.3f}", f"{row['win_rate']:.1%}",
                       str(row["comparisons"]))
     return table
 
@@ -180,28 +233,28 @@ def print_errors(console: Console, report: RunReport) -> None:
     for case in report.cases:
         for r in case.results:
             if r.errored:
-                where = escape(str(case.location or case.index + 1))
-                print_line(console, f"[yellow]{where}[/] {escape(r.metric)}: {escape(r.error or '')}")
+                where = printable(str(case.location or case.index + 1))
+                print_line(console, f"[yellow]{where}[/] {printable(r.metric)}: {printable(r.error or '')}")
 
 
 def print_alignment(console: Console, report: MetaEvalReport) -> None:
     """Each scoring method's correlations with the human scores: pooled, then summary-level."""
-    pooled = _alignment_table(f"Agreement with {escape(report.human)}, pooled", ["items", "errored"])
+    pooled = _alignment_table(f"Agreement with {printable(report.human)}, pooled", ["items", "errored"])
     for m in report.methods:
         c = m.pooled
-        pooled.add_row(escape(m.method), str(c.items), str(m.errored), *_coefficients(c))
+        pooled.add_row(printable(m.method), str(c.items), str(m.errored), *_coefficients(c))
     print_table(console, pooled)
-    group = escape(report.group or "")
+    group = printable(report.group or "")
     if report.group is not None:
         summary = _alignment_table(f"Summary-level, per {group}", ["groups", "items"])
         for m in report.methods:
             if m.summary_level is not None:
                 c = m.summary_level
-                summary.add_row(escape(m.method), str(c.groups), str(c.items), *_coefficients(c))
+                summary.add_row(printable(m.method), str(c.groups), str(c.items), *_coefficients(c))
         print_table(console, summary)
     print_line(  # one line: it names the data file, whose path may be long
         console,
-        f"{report.records} records of {escape(report.data)}, metric {escape(report.metric)}. "
+        f"{report.records} records of {printable(report.data)}, metric {printable(report.metric)}. "
         "r: Pearson, ρ: Spearman, τ: Kendall τ-b."
         + (f" Summary-level: correlated within each {group}, averaged over those with 2+ "
            "items where neither side is constant." if report.group is not None else ""),
@@ -231,8 +284,8 @@ def print_item_errors(console: Console, report: MetaEvalReport, limit: int = 5) 
     for m in report.methods:
         failed = [item for item in report.items if item.method == m.method and item.error]
         for item in failed[:limit]:
-            where = escape(f"{report.data}:{item.line}")
-            print_line(console, f"[yellow]{where}[/] {escape(m.method)}: {escape(item.error or '')}")
+            where = printable(f"{report.data}:{item.line}")
+            print_line(console, f"[yellow]{where}[/] {printable(m.method)}: {printable(item.error or '')}")
         if len(failed) > limit:
-            print_line(console, f"{escape(m.method)}: {len(failed) - limit} more items could not be scored")
+            print_line(console, f"{printable(m.method)}: {len(failed) - limit} more items could not be scored")
 

@@ -1,8 +1,42 @@
-"""The exit codes of every command, in one place: scripts and CI read them.
+"""The exit codes of every command, in one place: scripts and CI read them; and what an unexpected
+exit leaves behind.
 
 0 done (every metric passed); 1 some metric failed, or a comparison found a
-regression; 2 bad usage or input, before any judge call; 3 some result could not
-be computed (listed); 130 interrupted, what was computed is saved.
+regression; 2 bad usage or input (or a system that refuses: a full disk, a
+read-only cache), before any judge call; 3 some result could not be computed
+(listed), or the run stopped before it finished (its journal kept what did, and the
+message says how to resume); 4 an unexpected error, a bug: one line, the traceback
+saved to a file it names; 130 interrupted, what was computed is saved.
 """
 
-EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_ERRORED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import tempfile
+import traceback
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_ERRORED, EXIT_UNEXPECTED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+
+
+def save_traceback(error: BaseException) -> Path | None:
+    """Write ``error``'s traceback, with the command line and the versions, to a new file in the
+    temporary folder (not under the runs or the cache: those may be what failed); its path, or None
+    when nothing can be written there."""
+    try:
+        text = "".join([
+            f"localeval {version('localeval')}, Python {platform.python_version()}, {platform.platform()}\n",
+            f"{datetime.now(UTC).isoformat(timespec='seconds')}: localeval {' '.join(sys.argv[1:])}\n",
+            f"in {os.getcwd()}\n\n",
+            *traceback.format_exception(error),
+        ])
+        fd, name = tempfile.mkstemp(prefix="localeval-traceback-", suffix=".txt")
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+    except OSError:
+        return None
+    return Path(name)

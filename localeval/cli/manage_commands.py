@@ -53,6 +53,7 @@ def backends_list() -> None:
     """Show every backend kind, installed plugins' included, and the options its table takes."""
     from localeval.backends.http import HttpOptions
     from localeval.backends.registry import backend_kind, backend_kinds
+    from localeval.reports.terminal import print_table
 
     table = Table()
     for column in ("kind", "description", "options"):
@@ -63,7 +64,7 @@ def backends_list() -> None:
         # The kind's own options first; the HTTP client's (timeouts, retries) after them.
         options = ", ".join(sorted(keys, key=lambda key: key in HttpOptions.model_fields))
         table.add_row(name, escape(kind.description), options)
-    stdout().print(table)
+    print_table(stdout(), table)
 
 
 def models_list() -> None:
@@ -113,7 +114,7 @@ def models_add(
     path: Annotated[Path, typer.Argument(help="A GGUF file, e.g. one Ollama downloaded.")],
     chat_template: Annotated[str, typer.Option(help="gguf (the file's own), chatml, or plain.")] = "gguf",
 ) -> None:
-    """Register a local GGUF file under a name."""
+    """Register a local GGUF file under a name; a file whose header is not GGUF's is refused."""
     from localeval.backends.catalog import ModelCatalog
     from localeval.errors import ConfigError
 
@@ -144,13 +145,18 @@ def cache_info(cache_dir: CacheDirOption = None) -> None:
 
 
 def cache_clear(cache_dir: CacheDirOption = None) -> None:
-    """Delete every cached judge call."""
-    from localeval.backends.cache import open_cache
+    """Delete every cached judge call (a damaged cache: its files)."""
+    from localeval.backends.cache import CacheDamaged, open_cache, remove_store
 
     directory = cache_dir or user_paths().cache
     if not directory.exists():
         say(f"{directory}: nothing to clear")
         return
-    with open_cache(directory) as store:
-        removed = store.clear()
+    try:
+        with open_cache(directory) as store:
+            removed = store.clear()
+    except CacheDamaged:
+        remove_store(directory)
+        say(f"{directory}: the cache was damaged; removed it")
+        return
     say(f"{directory}: removed {removed} entries")

@@ -73,6 +73,9 @@ NoCacheOption = Annotated[bool, typer.Option("--no-cache", help="Neither read no
 CacheDirOption = Annotated[Path | None, typer.Option(help="Cache folder (default: ~/.cache/localeval).")]
 ReportOption = Annotated[Path | None, typer.Option(help="Also write the JSON report here.")]
 HtmlOption = Annotated[Path | None, typer.Option(help="Also write the HTML report here.")]
+KeepErrorsOption = Annotated[bool, typer.Option(
+    "--keep-errors", help="With --resume: keep the results that errored (by default they are judged again).",
+)]
 RunDirOption = Annotated[Path | None, typer.Option(
     help="Keep the journal and reports here (default: ~/.local/share/localeval/runs/ID)."
 )]
@@ -89,7 +92,7 @@ RunDirOption = Annotated[Path | None, typer.Option(
 #: option a run takes becomes one a resume takes by its name here.
 RESUME_TAKES = (
     "threads", "report", "html", "junit", "no_cache", "cache_dir",
-    "fail_fast", "order", "executor", "ray_address", "ray_workers",
+    "fail_fast", "order", "executor", "ray_address", "ray_workers", "keep_errors",
 )
 
 

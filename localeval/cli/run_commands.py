@@ -16,6 +16,7 @@ from localeval.cli.options import (
     CacheDirOption,
     ConfigOption,
     HtmlOption,
+    KeepErrorsOption,
     ModelOption,
     NoCacheOption,
     ReportOption,
@@ -49,6 +50,7 @@ def run(
     cache_dir: CacheDirOption = None,
     plugin: Annotated[list[str] | None, typer.Option("--plugin", help="Your metrics: a .py file or a module; repeatable.")] = None,
     resume: ResumeOption = None,
+    keep_errors: KeepErrorsOption = False,
     run_dir: RunDirOption = None,
     fail_fast: Annotated[bool, typer.Option("--fail-fast", help="Stop at the first result that errors.")] = False,
     order: Annotated[str, typer.Option(help="prefix: calls sharing a prompt prefix back to back (faster in-process); input: case by case.")] = "prefix",
@@ -62,15 +64,17 @@ def run(
     the targets, the reports; the options given here go on top of it.
 
     Every result is journaled as it finishes: after a crash or Ctrl-C, `--resume RUN`
-    computes only what is missing, with the run's own settings (the options it takes
-    are in its help). Exit codes: 0 all passed, 1 some failed, 3 some errored, 2 bad
-    usage or input, 130 interrupted.
+    computes only what is missing and what errored (not with --keep-errors), with the
+    run's own settings (the options it takes are in its help). Exit codes: 0 all passed,
+    1 some failed, 3 some errored or the run stopped (the message says how to resume), 2
+    bad usage or input, 4 an unexpected error (a bug), 130 interrupted.
     """
     from localeval.cli import session
-    from localeval.cli.settings import CommandLine
+    from localeval.cli.settings import CommandLine, check_report_copies
     from localeval.config import RunConfig
 
     changes = resume_changes(context) if resume is not None else CommandLine()
+    _keep_errors_needs_resume(keep_errors, resume)
     if order not in ("prefix", "input"):
         raise ConfigError(f"--order takes prefix or input, got {order!r}")
     if executor not in ("local", "ray"):
@@ -82,10 +86,16 @@ def run(
         fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
         cache_dir=cache_dir, backend=backend, base_url=base_url, plugins=plugin, html=html, junit=junit,
     )
+    check_report_copies(settings.report.copies() if resume is None else changes.copies())  # before a judge loads
     flags = session.RunFlags(resume=resume, run_dir=run_dir, fail_fast=fail_fast, order=order,  # type: ignore[arg-type]
                              executor=executor, ray_address=ray_address, ray_workers=ray_workers,  # type: ignore[arg-type]
-                             changes=changes)
+                             changes=changes, keep_errors=keep_errors)
     raise typer.Exit(session.run(settings, user_paths(), stdout(), stderr(), os.environ, flags))
+
+
+def _keep_errors_needs_resume(keep_errors: bool, resume: str | None) -> None:
+    if keep_errors and resume is None:
+        raise ConfigError("--keep-errors applies to --resume only")
 
 
 def report(
@@ -149,23 +159,29 @@ def arena(
     cache_dir: CacheDirOption = None,
     run_dir: RunDirOption = None,
     resume: ResumeOption = None,
+    keep_errors: KeepErrorsOption = False,
 ) -> None:
     """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
 
     The config file (--config) holds the judge (\\[backend], \\[judges.NAME]) and arena metrics only.
 
     Every judged case is journaled: after a crash or Ctrl-C, `--resume RUN` judges only what
-    is missing, over the cases the arena first wrote, with its own settings (the options it
-    takes are in its help). Exit codes as `run`'s: 0 the first contestant's outputs were
-    preferred (every arena metric passed), 1 not, 3 some comparison errored, 2 bad usage or
-    input (different datasets), 130 interrupted.
+    is missing and what errored (not with --keep-errors), over the cases the arena first wrote,
+    with its own settings (the options it takes are in its help). Exit codes as `run`'s: 0 the
+    first contestant's outputs were preferred (every arena metric passed), 1 not, 3 some
+    comparison errored or the arena stopped, 2 bad usage or input (different datasets), 4 an
+    unexpected error, 130 interrupted.
     """
     from localeval.cli import session
     from localeval.cli.arena import arena as run_arena
     from localeval.cli.arena import resume_arena
+    from localeval.cli.settings import check_report_copies
 
+    _keep_errors_needs_resume(keep_errors, resume)
     if resume is not None:
-        flags = session.RunFlags(resume=resume, command="arena", changes=resume_changes(context))
+        flags = session.RunFlags(resume=resume, command="arena", changes=resume_changes(context),
+                                 keep_errors=keep_errors)
+        check_report_copies(flags.changes.copies())  # before a judge loads
         raise typer.Exit(resume_arena(user_paths(), stdout(), stderr(), os.environ, flags))
     if run_a is None or config is None:
         raise ConfigError("arena takes RUN_A (and RUN_B) and --config, or --resume RUN")
@@ -179,5 +195,6 @@ def arena(
         dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None, list_delimiter=None,
         report=report, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url, html=html,
     )
+    check_report_copies(settings.report.copies())  # before a judge loads
     flags = session.RunFlags(run_dir=run_dir, command="arena")
     raise typer.Exit(run_arena(settings, run_a, run_b, pair, user_paths(), stdout(), stderr(), os.environ, flags))

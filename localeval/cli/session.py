@@ -20,7 +20,7 @@ from rich.markup import escape
 from localeval.backends.base import Backend
 from localeval.backends.cache import CachedBackend
 from localeval.cli.console import print_errors, print_report, progress_bar
-from localeval.cli.exits import EXIT_ERRORED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from localeval.cli.exits import EXIT_ERRORED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, save_traceback
 from localeval.cli.generate import generate_all, load_targets, target_templates
 from localeval.cli.judge_check import judge_fingerprints, print_trust
 from localeval.cli.loading import load_dataset, make_cache_folder, ray_executor
@@ -29,6 +29,7 @@ from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
 from localeval.cli.settings import CommandLine, MetaEvalSettings, meta_eval_settings_from_cli, settings_from_cli
 from localeval.config import RunConfig
 from localeval.data.results import RunReport
+from localeval.errors import LocalevalError
 from localeval.files import make_folder
 from localeval.judge import load_judges
 from localeval.metaeval.check import CheckStore
@@ -38,9 +39,9 @@ from localeval.paths import Paths
 from localeval.reports import write_reports
 from localeval.reports.terminal import print_line
 from localeval.run.events import Events
-from localeval.run.journal import Journal
+from localeval.run.journal import Journal, JournalWriteError
 from localeval.run.ray_executor import RayExecutor, import_ray
-from localeval.run.runner import RunInterrupted, RunOptions, check_inputs, evaluate
+from localeval.run.runner import RunInterrupted, RunOptions, RunStopped, check_inputs, evaluate
 from localeval.run.schedule import Order
 from localeval.targets import needing_output, planned
 
@@ -58,6 +59,7 @@ class RunFlags:
     ray_workers: int | None = None  #: Ray actors; None: the cluster's CPUs / the judge's threads
     command: Literal["run", "arena"] = "run"  #: the command that resumes the run, for the hint on Ctrl-C
     changes: CommandLine = CommandLine()  #: what a resume puts on top of the run's own settings
+    keep_errors: bool = False  #: a resume keeps the results that errored instead of judging them again
 
 
 def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str],
@@ -66,9 +68,12 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     flags = flags or RunFlags()
     if flags.executor == "ray":  # before any work: without the extra this is one line
         import_ray(local=flags.ray_address is None)
-    journal = Journal.open(find_run(flags.resume, paths.runs) / JOURNAL) if flags.resume else None
+    journal = Journal.open(find_run(flags.resume, paths.runs) / JOURNAL, flags.keep_errors) if flags.resume else None
     if journal is not None:
         config = flags.changes.apply(resumed_config(journal))
+        if journal.retried:
+            print_line(err, f"Resuming: {journal.retried} results that errored are judged again "
+                            "(--keep-errors keeps them)")
     dataset_path, dataset = load_dataset(config)
     metrics = config.build_metrics()
     templates = target_templates(config, dataset)  # every golden's prompt rendered: no model call yet
@@ -98,6 +103,10 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
                 print_line(err, escape(f"Interrupted: {len(journal.generated)} outputs are saved. "
                                        f"Resume with: localeval {flags.command} --resume {run_dir}"))
                 return EXIT_INTERRUPTED
+            except JournalWriteError as stop:  # a full disk: the outputs written before are kept
+                print_line(err, "[bold red]error:[/] " + escape(
+                    f"the run stopped: {stop}. Resume with: localeval {flags.command} --resume {run_dir}"))
+                return EXIT_ERRORED
             dataset = generated.dataset
         with progress_bar(err) as listen:
             try:
@@ -109,6 +118,11 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
                     f"Resume with: localeval {flags.command} --resume {run_dir}"
                 ))
                 return EXIT_INTERRUPTED
+            except RunStopped as stop:  # a full disk, an executor that failed: the journal is intact
+                print_line(err, "[bold red]error:[/] " + escape(
+                    f"{stop}{_traceback_saved(stop)}. Resume with: localeval {flags.command} --resume {run_dir}"
+                ))
+                return EXIT_ERRORED
         for line in fleet_lines([(None, judge), *judges.items()]):
             print_line(err, escape(line))
         if isinstance(options.executor, RayExecutor) and options.executor.served:
@@ -134,6 +148,15 @@ def fleet_lines(judges: list[tuple[str | None, Backend | None]]) -> list[str]:
         if isinstance(inner, FleetBackend):
             lines.append(f"Judge fleet{f' {name}' if name else ''}: {inner.summary()}")
     return lines
+
+
+def _traceback_saved(stop: RunStopped) -> str:
+    """Where the traceback of an unexpected cause of ``stop`` went: "; the traceback is in FILE" (else nothing)."""
+    cause = stop.__cause__
+    if cause is None or isinstance(cause, LocalevalError):
+        return ""
+    saved = save_traceback(cause)
+    return f"; the traceback is in {saved}" if saved else ""
 
 
 def _exit_code(report: RunReport) -> int:

@@ -7,6 +7,12 @@ goes on, so ``kill -9`` at any moment loses at most the result being computed.
 A process killed in the middle of a write leaves a torn last line: reading ignores
 it and the next append overwrites it. Anything else unreadable is an error that
 names the line.
+
+A journal holds one result of each (case, metric), and one output of each (target, case),
+except that one that errored may be followed by another try (a resumed run judges again
+what errored, unless told to keep the errors): the last one counts. Any other repeat is an
+error naming both lines. A journal with no whole line (the run was killed, or the disk was
+full, before its header was written) is no run: a new one may be created over it.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from typing import IO, Any, Self
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from localeval.data.results import MetricResult
-from localeval.errors import InputError, first_problem
+from localeval.errors import InputError, LocalevalError, first_problem
+from localeval.run.journal_config import with_secrets
 from localeval.targets.generate import Generation
 
 #: Bump when the journal's lines change shape; older journals are refused, not misread.
@@ -35,7 +42,7 @@ class JournalHeader(BaseModel):
     journal_format: int = JOURNAL_FORMAT
     run_id: str
     created_at: str
-    config: dict[str, Any]  #: the run's RunConfig, paths absolute
+    config: dict[str, Any]  #: the run's RunConfig, paths absolute, server URLs' secrets masked
     config_source: str  #: the config file the metrics' relative paths are relative to
     dataset_sha256: str
     cases: int
@@ -57,55 +64,84 @@ class GenerationEntry(BaseModel):
     target: str
 
 
+class JournalWriteError(LocalevalError):
+    """The journal could not be written (a full disk): the run cannot go on; what it holds is intact."""
+
+    def __init__(self, path: Path, err: OSError) -> None:
+        super().__init__(f"cannot write the run journal {path} ({err.strerror})")
+        self.path = path
+
+
 class Journal:
     """An open journal: the header, ``done`` (the results it held when opened), ``generated`` (the
-    target's outputs it held), and ``append`` / ``append_generation``."""
+    target's outputs it held), and ``append`` / ``append_generation``.
+
+    Opened to resume, ``done`` and ``generated`` leave out what errored (``retried`` counts them), so
+    that the run tries them again, unless ``keep_errors``.
+    """
 
     def __init__(self, path: Path, header: JournalHeader, done: dict[tuple[int, str], MetricResult],
-                 stream: IO[bytes], generated: dict[tuple[str, int], Generation] | None = None) -> None:
+                 stream: IO[bytes], generated: dict[tuple[str, int], Generation] | None = None,
+                 retried: int = 0) -> None:
         self.path = path
         self.header = header
         self.done = done
         self.generated = generated if generated is not None else {}
+        self.retried = retried  #: the results and outputs that errored, left out of ``done`` and ``generated``
         self._stream = stream
         self._lock = threading.Lock()
 
     @classmethod
     def create(cls, path: Path, header: JournalHeader) -> Journal:
-        """A new journal at ``path``; refuses to overwrite one."""
+        """A new journal at ``path``; refuses to overwrite one (but one with no header: no run)."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            stream = path.open("xb")
-        except OSError as err:
-            if isinstance(err, FileExistsError) and path.exists():  # not a file where the folder goes
+            stream = path.open("xb", buffering=0)
+        except FileExistsError as err:
+            if not path.is_file():  # not a file where the folder goes
+                raise InputError(f"{path}: cannot create the run journal ({err.strerror})") from err
+            if _has_header(path):
                 raise InputError(f"{path}: a run journal is already there (resume it with --resume)") from err
+            stream = path.open("wb", buffering=0)
+        except OSError as err:
             raise InputError(f"{path}: cannot create the run journal ({err.strerror})") from err
         journal = cls(path, header, {}, stream)
-        journal._write(header.model_dump_json())
+        try:
+            journal._write(header.model_dump_json())
+        except OSError as err:  # a full disk: leave no journal without a header behind
+            stream.close()
+            path.unlink(missing_ok=True)
+            raise InputError(f"{path}: cannot write the run journal ({err.strerror}); nothing was judged") from err
         return journal
 
     @classmethod
-    def open(cls, path: Path) -> Journal:
-        """An existing journal, ready to append to after its last whole line."""
+    def open(cls, path: Path, keep_errors: bool = False) -> Journal:
+        """An existing journal, ready to append to after its last whole line; ``keep_errors``: what
+        errored counts as done (else it is left out of ``done`` and ``generated``, to be tried again)."""
         try:
             data = path.read_bytes()
         except OSError as err:
             raise InputError(f"{path}: cannot read the run journal ({err.strerror})") from err
         header, done, generated, whole = _parse(path, data)
-        stream = path.open("r+b")
+        retried = 0
+        if not keep_errors:
+            retried = sum(1 for r in done.values() if r.errored) + sum(1 for g in generated.values() if g.error)
+            done = {key: r for key, r in done.items() if not r.errored}
+            generated = {key: g for key, g in generated.items() if g.error is None}
+        stream = path.open("r+b", buffering=0)
         stream.truncate(whole)  # drop a torn last line
         stream.seek(whole)
-        return cls(path, header, done, stream, generated)
+        return cls(path, header, done, stream, generated, retried)
 
     def append(self, case: int, result: MetricResult) -> None:
-        """Record a result durably: on disk before this returns."""
+        """Record a result durably: on disk before this returns. Raises :class:`JournalWriteError`."""
         with self._lock:
-            self._write(JournalEntry(case=case, result=result).model_dump_json())
+            self._durably(JournalEntry(case=case, result=result).model_dump_json())
 
     def append_generation(self, target: str, case: int, generation: Generation) -> None:
         """Record a target's output for a case durably: a resumed run does not generate it again."""
         with self._lock:
-            self._write(GenerationEntry(case=case, generation=generation, target=target).model_dump_json())
+            self._durably(GenerationEntry(case=case, generation=generation, target=target).model_dump_json())
             self.generated[(target, case)] = generation
 
     def generated_by(self, target: str) -> dict[int, Generation]:
@@ -121,9 +157,16 @@ class Journal:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _durably(self, line: str) -> None:
+        try:
+            self._write(line)
+        except OSError as err:  # what was written before is intact; a torn line is dropped on opening
+            raise JournalWriteError(self.path, err) from err
+
     def _write(self, line: str) -> None:
-        self._stream.write(line.encode("utf-8") + b"\n")
-        self._stream.flush()
+        data = memoryview(line.encode("utf-8") + b"\n")
+        while data:  # unbuffered: nothing is left in a buffer to be written at close, after a failure
+            data = data[self._stream.write(data) or 0:]
         os.fsync(self._stream.fileno())
 
 
@@ -135,22 +178,46 @@ def _parse(
     torn = lines.pop()  # the text after the last newline: empty unless a write was cut
     whole = len(data) - len(torn)
     if not lines:
-        raise InputError(f"{path}: not a run journal (no header line)")
+        raise InputError(f"{path}: the run stopped before it recorded anything: nothing to resume; "
+                         "run it again (its folder is used again with --run-dir)")
     header = _header(path, lines[0])
     done: dict[tuple[int, str], MetricResult] = {}
     generated: dict[tuple[str, int], Generation] = {}
+    seen: dict[tuple[int | str, ...], int] = {}  # the line of each result and output
     for number, line in enumerate(lines[1:], start=2):
         try:
             if line.startswith(b'{"case":') and b'"generation":' in line[:40]:
                 output = GenerationEntry.model_validate_json(line)
-                generated[(output.target, output.case)] = output.generation
+                made = (output.target, output.case)
+                _once(path, number, seen, made, made in generated and generated[made].error is None,
+                      f"target '{output.target}''s output for case {output.case + 1}")
+                generated[made] = output.generation
                 continue
             entry = JournalEntry.model_validate_json(line)
         except ValidationError as err:
             where, message = first_problem(err)
             raise InputError(f"{path}:{number}: not a journal entry ({where}: {message})") from err
-        done[(entry.case, entry.result.metric)] = entry.result
+        key = (entry.case, entry.result.metric)
+        _once(path, number, seen, key, key in done and not done[key].errored,
+              f"case {entry.case + 1}, metric '{entry.result.metric}'")
+        done[key] = entry.result
     return header, done, generated, whole
+
+
+def _once(path: Path, number: int, seen: dict[tuple[int | str, ...], int], key: tuple[int | str, ...],
+          repeated: bool, what: str) -> None:
+    """Refuse line ``number`` when ``repeated`` (what it records is there already, and did not error)."""
+    if repeated:
+        raise InputError(f"{path}:{number}: {what} is already at line {seen[key]}, which did not error; "
+                         "a journal holds one of each (the journal was edited, or two runs wrote it): "
+                         "start a new run")
+    seen[key] = number
+
+
+def _has_header(path: Path) -> bool:
+    """Whether the file at ``path`` has a whole first line (a journal's header, or something else)."""
+    with path.open("rb") as file:
+        return file.readline().endswith(b"\n")
 
 
 def _header(path: Path, line: bytes) -> JournalHeader:
@@ -158,11 +225,15 @@ def _header(path: Path, line: bytes) -> JournalHeader:
         raw = json.loads(line)
     except json.JSONDecodeError as err:
         raise InputError(f"{path}:1: not a run journal header ({err.msg})") from err
+    except (UnicodeDecodeError, RecursionError) as err:  # not UTF-8; nested past Python's limit
+        raise InputError(f"{path}:1: not a run journal header ({type(err).__name__})") from err
     version = raw.get("journal_format") if isinstance(raw, dict) else None
     if version != JOURNAL_FORMAT:
         raise InputError(f"{path}:1: journal format {version!r} is not {JOURNAL_FORMAT}")
     try:
-        return JournalHeader.model_validate(raw)
+        header = JournalHeader.model_validate(raw)
     except ValidationError as err:
         where, message = first_problem(err)
         raise InputError(f"{path}:1: header field '{where}': {message}") from err
+    # The config's server URLs are recorded with their secrets masked: the config file has them.
+    return header.model_copy(update={"config": with_secrets(header.config, header.config_source, path)})

@@ -252,8 +252,7 @@ class _Stream:
                     self.pending.appendleft(list(self.queues[index]))
                     self.queues[index].clear()
         if len(self.lost) == len(self.actors):
-            raise ExecutorError("every node of the run's Ray workers was lost; the results that finished "
-                                "are in the journal (--resume finishes the run)")
+            raise ExecutorError("every node of the run's Ray workers was lost")
 
     def _drain(self, record: Record) -> None:
         """After a Ctrl-C: send nothing more, and record the tasks in flight as they come back; a
@@ -288,8 +287,7 @@ class _Stream:
                 if index not in self.lost:
                     self._check_nodes()  # the error may be the first news of a lost node
                 if index not in self.lost:
-                    raise ExecutorError(f"a Ray worker failed beyond its retries: {_cause(err)}; the results "
-                                        "that finished are in the journal (--resume finishes the run)") from err
+                    raise ExecutorError(f"a Ray worker failed beyond its retries: {_cause(err)}") from err
                 self.pending.appendleft([task])
                 return index
             self.nodes[index] = node  # a restarted actor may run elsewhere

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from localeval.backends.base import Backend, JudgeUsage
@@ -35,6 +36,7 @@ from localeval.errors import (
     BackendError,
     ConfigError,
     DatasetError,
+    InputError,
     LocalevalError,
     MetricInputError,
     PromptError,
@@ -71,6 +73,15 @@ class RunInterrupted(LocalevalError):
     def __init__(self, run_id: str, finished: int, total: int) -> None:
         super().__init__(f"run {run_id} interrupted after {finished} of {total} results")
         self.run_id, self.finished, self.total = run_id, finished, total
+
+
+class RunStopped(LocalevalError):
+    """The run could not go on (its journal could not be written, its executor failed): what finished
+    is in the journal, so ``--resume`` finishes it. The cause is chained (``__cause__``)."""
+
+    def __init__(self, run_id: str, finished: int, total: int, reason: str, journal: Path | None) -> None:
+        super().__init__(f"the run stopped after {finished} of {total} results: {reason}")
+        self.run_id, self.finished, self.total, self.journal = run_id, finished, total, journal
 
 
 def check_inputs(dataset: Dataset, metrics: Sequence[Metric], skip: Collection[int] = ()) -> None:
@@ -171,11 +182,18 @@ class _Execution:
 
     def run(self, tasks: list[Task], executor: Executor, run_id: str) -> JudgeUsage:
         """Measure ``tasks``; returns what the judges cost outside this process (see :class:`Executor`)."""
+        total = len(self.work.cases) * len(self.work.metrics)
         try:
             return executor.execute(tasks, self.work, self._record)
         except KeyboardInterrupt:
-            total = len(self.work.cases) * len(self.work.metrics)
             raise RunInterrupted(run_id, len(self.done), total) from None
+        except InputError:  # refused before it measured (a worker's judge is not the driver's): as it is
+            raise
+        # SystemExit too: a library may exit in the executor (a cluster that lost a part of itself)
+        except (Exception, SystemExit) as err:  # noqa: BLE001 -- the run's end, said in one line, resumable
+            reason = str(err) if isinstance(err, LocalevalError) else _unexpected(err)
+            journal = self.journal.path if self.journal is not None else None
+            raise RunStopped(run_id, len(self.done), total, reason, journal) from err
 
     def _record(self, finished: MetricFinished) -> bool:
         """Journal the result, keep it, then announce it; True when the run must stop."""
@@ -188,6 +206,12 @@ class _Execution:
             names = [m.display_name for m in self.work.metrics]
             self.stopped = Task(finished.case_index, names.index(result.metric))
         return self.stopped is not None
+
+
+def _unexpected(err: BaseException) -> str:
+    """An exception nobody expected, as part of a line: its type and its message's first line."""
+    said = next((line for line in str(err).splitlines() if line.strip()), "")
+    return f"unexpected {type(err).__name__}" + (f": {said}" if said else "")
 
 
 def _unanswered(metrics: Sequence[Metric], unanswered: Mapping[int, str]) -> Done:

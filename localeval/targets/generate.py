@@ -93,6 +93,7 @@ def generate_outputs(
     prompts = render_all(template, dataset, todo)
     if not isinstance(target, TextBackend) or not target.capabilities.text:
         raise ConfigError(f"target {options.name!r}: the {target.fingerprint.kind} backend does not generate free text")
+    target = _counted(target)  # its usage is reported with the cache off too
     done = dict(done or {})
     resumed = sum(1 for i in todo if i in done)
     before = _usage(target)
@@ -170,6 +171,11 @@ def _filled(case: Case, generation: Generation | None) -> Case:
     if not isinstance(case, TestCase) or generation is None or generation.output is None:
         return case
     return case.model_copy(update={"actual_output": generation.output})
+
+
+def _counted(target: Backend) -> CachedBackend:
+    """``target`` behind a counting wrapper: the cache is one; without it, one that caches nothing."""
+    return target if isinstance(target, CachedBackend) else CachedBackend(target, None)
 
 
 def _usage(target: Backend) -> JudgeUsage | None:
