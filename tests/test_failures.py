@@ -205,14 +205,20 @@ def test_an_unexpected_exception_is_one_line_naming_the_file_with_its_traceback(
     assert "Traceback (most recent call last)" in text and 'raise RuntimeError("a bug")' in text
 
 
-def test_a_server_url_that_does_not_parse_is_one_line_not_exit_1(project: Project, tmp_path_factory) -> None:
+@pytest.mark.parametrize(("url", "said"), [
+    ("ftp://example::bad", "starts with http:// or https://, not ftp:"),
+    ("http://user:SECRET@example::bad/v1", "its port is not a number from 0 to 65535"),
+    ("http://:8080/v1", "it names no host"),
+])
+def test_a_server_url_that_does_not_parse_is_one_line_and_exit_2(
+    project: Project, tmp_path_factory: pytest.TempPathFactory, url: str, said: str,
+) -> None:
     project.write_cases([json.loads(CASE)])
     result = project.localeval("run", "cases.jsonl", "-m", "answer_relevancy", "--backend", "openai-compatible",
-                               "--base-url", "ftp://example::bad", "--model", "x",
+                               "--base-url", url, "--model", "x",
                                TMPDIR=str(tmp_path_factory.mktemp("tmp")))  # where a traceback would go
-    # 2 once the base_url type refuses it (backends/http.py); until then, the unexpected error's code
-    assert result.returncode in (EXIT_INPUT, EXIT_UNEXPECTED), result.stderr
-    one_error_line(result.stderr)
+    assert result.returncode == EXIT_INPUT, result.stderr
+    assert said in one_error_line(result.stderr) and "SECRET" not in result.stderr
 
 
 def test_backends_list_piped_is_as_wide_as_its_cells(project: Project) -> None:

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from localeval.backends.sequence import endpoint_order
-from localeval.backends.urls import MASK, RecordedUrl, joined, redacted, secrets
+from localeval.backends.urls import MASK, RecordedUrl, joined, redacted, secrets, url_problem
 from localeval.errors import BackendError, BackendUnavailable
 
 if TYPE_CHECKING:
@@ -77,12 +77,15 @@ class HttpOptions(BaseModel):
 def _one_or_fleet(value: Any) -> str | list[str]:
     """One URL as itself; a list of distinct URLs (a fleet), a list of one as that URL."""
     if isinstance(value, str):
-        return value
+        value = [value]
     if not isinstance(value, (list, tuple)) or not all(isinstance(url, str) for url in value):
         raise ValueError("expected a URL or a list of URLs")
     urls: list[str] = list(value)
     if not urls:
         raise ValueError("expected a URL or a non-empty list of URLs")
+    problems = [problem for problem in map(url_problem, urls) if problem]
+    if problems:
+        raise ValueError(problems[0])
     if len(set(urls)) != len(urls):
         raise ValueError(f"the fleet's URLs must be distinct, got {[redacted(url) for url in urls]}")
     return urls[0] if len(urls) == 1 else urls

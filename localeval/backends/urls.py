@@ -43,6 +43,21 @@ def redacted(url: str) -> str:
     return _unsplit(parts._replace(netloc=userinfo + _host(parts), query=query, fragment=""), schemeless)
 
 
+def url_problem(url: str) -> str | None:
+    """What makes ``url`` no server's address (a scheme other than http(s), no host, a port that
+    is no number), said without the URL itself, which may hold a secret; None when it is one."""
+    parts, schemeless = _split(url)
+    if not schemeless and parts.scheme not in ("http", "https"):
+        return f"a server's URL starts with http:// or https://, not {parts.scheme or 'nothing'}:"
+    try:
+        parts.port  # noqa: B018 -- parsing it is the check
+    except ValueError:
+        return "its port is not a number from 0 to 65535"
+    if not parts.hostname:
+        return "it names no host"
+    return None
+
+
 def secrets(url: str) -> tuple[str, ...]:
     """What a message about ``url`` must mask: its password (as written and decoded), its user
     name when there is no password (a token) and its query values, these two when at least
