@@ -467,4 +467,5 @@ def test_a_cache_folder_that_cannot_be_made_is_named_before_the_judge_loads(tiny
         "--field", "actual_output=out", "--cache-dir", "a-file/cache", cwd=tmp_path,
     )
     assert result.returncode == 2, (result.stdout, result.stderr)
-    assert result.stderr == "error: a-file/cache: cannot create the cache folder (Not a directory)\n"
+    assert result.stderr == ("error: a-file/cache: cannot create the cache folder (Not a directory); "
+                             "run with --no-cache, or give a writable --cache-dir\n")

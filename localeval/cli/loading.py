@@ -8,7 +8,7 @@ from pathlib import Path
 from localeval.backends.options import BackendOptions
 from localeval.config import CacheConfig, RunConfig
 from localeval.data.dataset import Dataset
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, InputError
 from localeval.files import make_folder
 from localeval.paths import Paths
 from localeval.run.ray_executor import JudgeRecipe, RayExecutor
@@ -33,7 +33,10 @@ def load_dataset(config: RunConfig) -> tuple[Path, Dataset]:
 def make_cache_folder(cache: CacheConfig, paths: Paths, judged: bool) -> None:
     """Make the judge's cache folder before the judge loads, so that a bad path is one line, not a traceback."""
     if judged and cache.enabled:
-        make_folder(cache.dir or paths.cache, "the cache folder")
+        try:
+            make_folder(cache.dir or paths.cache, "the cache folder")
+        except InputError as err:  # the way on without a writable cache: say it
+            raise InputError(f"{err}; run with --no-cache, or give a writable --cache-dir") from err
 
 
 def ray_executor(config: RunConfig, tables: Mapping[str | None, BackendOptions], address: str | None,
