@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,4 +101,39 @@ class PromptTemplate:
 
 def load_prompt(name: str, override: Path | None = None) -> PromptTemplate:
     """A shipped prompt by name, e.g. ``"geval/score"``, or the user's file instead."""
-    return PromptTemplate.from_file(override or data_path("prompts", *f"{name}.txt".split("/")))
+    template = PromptTemplate.from_file(override or shipped_prompt_path(name))
+    if override is None:
+        with _RECORDING_LOCK:
+            for used in _RECORDINGS:
+                used[name] = template.sha256
+    return template
+
+
+def shipped_prompt_path(name: str) -> Path:
+    return data_path("prompts", *f"{name}.txt".split("/"))
+
+
+def shipped_prompt_sha256(name: str) -> str | None:
+    """The sha256 of a shipped prompt's text as it is now; None when there is no such prompt."""
+    try:
+        return hashlib.sha256(shipped_prompt_path(name).read_text(encoding="utf-8").encode("utf-8")).hexdigest()
+    except OSError:
+        return None
+
+
+_RECORDINGS: list[dict[str, str]] = []
+_RECORDING_LOCK = threading.Lock()
+
+
+@contextmanager
+def recording_prompts() -> Iterator[dict[str, str]]:
+    """The shipped prompts loaded while the block runs (in any thread), by name, with their text's
+    sha256: what a measurement (a judge check) was made with, so that it can tell when it is outdated."""
+    used: dict[str, str] = {}
+    with _RECORDING_LOCK:
+        _RECORDINGS.append(used)
+    try:
+        yield used
+    finally:
+        with _RECORDING_LOCK:
+            del _RECORDINGS[next(i for i, other in enumerate(_RECORDINGS) if other is used)]

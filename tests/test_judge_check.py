@@ -23,6 +23,7 @@ from localeval.metaeval.families import BY_NAME, FAMILIES, Pair, family_of, load
 from localeval.metaeval.human_sets import HUMAN_BY_NAME, HUMAN_SETS, HumanSet, excerpts_folder
 from localeval.metaeval.trust import assess, calibrated
 from localeval.metrics.registry import build_metric
+from localeval.prompts import shipped_prompt_sha256
 from localeval.reports.trust import trust_lines
 from localeval.run.runner import check_inputs, evaluate
 from localeval.testing import ScriptedJudge
@@ -74,7 +75,7 @@ def test_a_check_counts_its_judge_calls_and_its_failures_by_kind() -> None:
     result = check_family(judge, BY_NAME["correctness"], pairs)
     assert (result.pairs, result.errored, result.error_kinds) == (2, 1, {"SchemaViolation": 1})
     assert result.model_calls == judge.calls == result.judge_calls == 3  # answered calls; no cache here
-    assert result.errors[0].startswith("p1: SchemaViolation")
+    assert result.errors[0].startswith("p1/bad: SchemaViolation")  # the variant that failed
 
 
 def test_a_judge_that_scores_both_alike_is_at_chance() -> None:
@@ -129,17 +130,38 @@ def fingerprint(model: str = "judge.gguf") -> Fingerprint:
     return Fingerprint(kind="llama.cpp", model=model, model_sha256="ab" * 32, runtime="llama.cpp test")
 
 
-def stored(tmp_path: Path, ordered: float, threshold: float = 0.7) -> CheckStore:
+def stored(tmp_path: Path, ordered: float, threshold: float = 0.7, prompts: dict[str, str] | None = None) -> CheckStore:
     store = CheckStore(tmp_path)
     family = {
         "family": "correctness", "metric": "geval", "pairs_sha256": "0" * 64, "pairs": 24, "errored": 0,
         "ordered": ordered, "threshold": 0.5, "bad_failed": 3, "good_passed": 24,
         "calibrated": {"threshold": threshold, "fit_accuracy": 1.0, "held_out_accuracy": 0.92,
                        "fit_pairs": 12, "held_out_pairs": 12},
+        "prompts": prompts or {},
     }
     store.save(JudgeCheck.model_validate({"judge": fingerprint().model_dump(), "checked_at": "2026-11-25T16:00:00+00:00",
                                           "families": [family]}))
     return store
+
+
+def test_a_check_records_the_prompts_it_scored_with() -> None:
+    result = check_family(PromptJudge(), BY_NAME["correctness"], [pair(0, "Canberra.", "Sydney.")])
+    assert result.prompts == {"geval/score": shipped_prompt_sha256("geval/score")}  # steps given; no reason asked
+    assert result.outdated_prompts() == []
+
+
+def test_a_check_made_with_prompts_changed_since_speaks_for_nothing(tmp_path: Path) -> None:
+    store = stored(tmp_path, ordered=1.0, prompts={"geval/score": "0" * 64})
+    metric = build_metric("geval", {"criteria": "Correct.", "threshold": "calibrated"})
+    [trust] = assess([metric], {"backend": fingerprint()}, store)
+    assert (trust.outdated, trust.unchecked) == (["correctness"], [])
+    [(level, line)] = [(lv, text) for lv, text in trust_lines([trust]) if "changed" in text]
+    assert level == "warn" and "checked on correctness with prompts that have changed since" in line
+    with pytest.raises(ConfigError, match=r"prompts that have changed since \(geval/score\); run: localeval check-judge"):
+        calibrated([metric], {"backend": fingerprint()}, store)
+    current = stored(tmp_path / "now", ordered=1.0, prompts={"geval/score": shipped_prompt_sha256("geval/score") or ""})
+    [trust] = assess([metric], {"backend": fingerprint()}, current)
+    assert trust.families[0].checked and not trust.outdated
 
 
 def test_a_run_says_of_each_judge_its_check_or_that_it_has_none(tmp_path: Path) -> None:

@@ -149,6 +149,9 @@ class FamilyTrust(BaseModel):
     calibrated_threshold: float | None = None
     held_out_accuracy: float | None = Field(None, description="The calibrated threshold's accuracy on held-out pairs.")
     at_chance: bool = Field(False, description="Ordered fewer than 75% of the pairs: its verdicts here mean little.")
+    outdated_prompts: list[str] = Field(
+        default_factory=list,
+        description="Shipped prompts the check used that have changed since: it no longer speaks for this family.")
 
 
 class JudgeTrust(BaseModel):
@@ -171,7 +174,11 @@ class JudgeTrust(BaseModel):
 
     @property
     def unchecked(self) -> list[str]:
-        return [f.family for f in self.families if f.covered and not f.checked]
+        return [f.family for f in self.families if f.covered and not f.checked and not f.outdated_prompts]
+
+    @property
+    def outdated(self) -> list[str]:
+        return [f.family for f in self.families if f.outdated_prompts]
 
     @property
     def uncovered(self) -> list[str]:

@@ -27,7 +27,7 @@ from localeval.backends.base import Backend, Fingerprint
 from localeval.config import MetricDefaults
 from localeval.data.case import Case, TestCase
 from localeval.data.dataset import Dataset
-from localeval.data.results import MetricResult
+from localeval.data.results import MetricResult, RunReport
 from localeval.errors import ConfigError
 from localeval.files import write_text_atomically
 from localeval.metaeval.families import BY_NAME, FAMILIES, Family, Pair, load_pairs, pairs_sha256
@@ -35,6 +35,7 @@ from localeval.metaeval.human_sets import HUMAN_BY_NAME, HUMAN_SETS, HumanAgreem
 from localeval.metaeval.separation import AT_CHANCE_BELOW, PairScores, calibrate, ordered, outcomes
 from localeval.metrics.base import Metric
 from localeval.metrics.registry import build_metric, metric_class
+from localeval.prompts import recording_prompts, shipped_prompt_sha256
 from localeval.resources import data_path
 from localeval.run.events import Events
 from localeval.run.runner import evaluate
@@ -78,6 +79,12 @@ class FamilyCheck(BaseModel):
         default_factory=dict,
         description="Variants left unscored, by the error's kind (SchemaViolation, TruncatedOutput, ...).")
     errors: list[str] = Field(default_factory=list, description="The first few errors, for people.")
+    prompts: dict[str, str] = Field(
+        default_factory=dict, description="The shipped prompts the scoring loaded, by name, with their text's sha256.")
+
+    def outdated_prompts(self) -> list[str]:
+        """The prompts this check used whose shipped text has changed since: then it measured another metric."""
+        return [name for name, sha256 in self.prompts.items() if shipped_prompt_sha256(name) != sha256]
 
     @property
     def at_chance(self) -> bool:
@@ -176,35 +183,30 @@ def check_family(
     for i, pair in enumerate(pairs):  # pairs with options of their own are scored by their own metric
         groups.setdefault(json.dumps(pair.options, sort_keys=True), []).append(i)
     scores: list[PairScores] = [PairScores(None, None)] * len(pairs)
-    errors: list[str] = []
-    error_kinds: Counter[str] = Counter()
-    seconds = 0.0
-    calls = made = 0
-    metrics = []
-    for indexes in groups.values():
-        metric = family_metric(family, dict(pairs[indexes[0]].options))
-        metrics.append(metric)
-        cases = [variant_case(family, pairs[i], v) for i in indexes for v in ("good", "bad")]
-        report = evaluate(Dataset.from_cases(cases), [metric], judge, events=events)
-        seconds += report.stats.duration_s
-        made += report.stats.model_calls or 0
-        calls += (report.stats.model_calls or 0) + (report.stats.cache_hits or 0)
-        results = [case.results[0] for case in report.cases]
-        error_kinds.update(error_kind(r.error) for r in results if r.error)
-        for k, i in enumerate(indexes):
-            scores[i] = PairScores(_score(results[2 * k]), _score(results[2 * k + 1]))
-            errors += [f"{pairs[i].name}: {r.error}" for r in results[2 * k: 2 * k + 2] if r.error]
-    lower = bool(metrics[0].lower_is_better)  # one kind, one default threshold, whatever each pair's options
-    threshold = float(metrics[0].threshold)
+    runs: list[tuple[Metric, RunReport]] = []
+    with recording_prompts() as prompts:
+        for indexes in groups.values():
+            metric = family_metric(family, dict(pairs[indexes[0]].options))
+            cases = [variant_case(family, pairs[i], v) for i in indexes for v in ("good", "bad")]
+            report = evaluate(Dataset.from_cases(cases), [metric], judge, events=events)
+            runs.append((metric, report))
+            for k, i in enumerate(indexes):
+                scores[i] = PairScores(*(_score(case.results[0]) for case in report.cases[2 * k: 2 * k + 2]))
+    results = [(case.name, case.results[0]) for _, report in runs for case in report.cases]
+    metric = runs[0][0]  # one kind, one default threshold, whatever each pair's options
+    lower, threshold = bool(metric.lower_is_better), float(metric.threshold)
     bad_failed, good_passed = outcomes(scores, threshold, lower)
     calibration = calibrate(scores, lower)
+    made = sum(report.stats.model_calls or 0 for _, report in runs)
     return FamilyCheck(
-        family=family.name, metric=family.kind, pairs_sha256=pairs_sha256(pairs), pairs=len(pairs), errored=sum(not s.scored for s in scores),
-        ordered=ordered(scores, lower), threshold=threshold, lower_is_better=lower,
-        bad_failed=bad_failed, good_passed=good_passed,
+        family=family.name, metric=family.kind, pairs_sha256=pairs_sha256(pairs), pairs=len(pairs),
+        errored=sum(not s.scored for s in scores), ordered=ordered(scores, lower), threshold=threshold,
+        lower_is_better=lower, bad_failed=bad_failed, good_passed=good_passed,
         calibrated=None if calibration is None else CalibratedThreshold(**calibration.__dict__),
-        seconds=round(seconds, 3), judge_calls=calls, model_calls=made,
-        error_kinds=dict(sorted(error_kinds.items())), errors=errors[:5],
+        seconds=round(sum(report.stats.duration_s for _, report in runs), 3),
+        judge_calls=made + sum(report.stats.cache_hits or 0 for _, report in runs), model_calls=made,
+        error_kinds=dict(sorted(Counter(error_kind(r.error) for _, r in results if r.error).items())),
+        errors=[f"{name}: {r.error}" for name, r in results if r.error][:5], prompts=dict(sorted(prompts.items())),
     )
 
 

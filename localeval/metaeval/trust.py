@@ -72,6 +72,9 @@ def _family_trust(family: str, covered: bool, metrics: list[str], check: JudgeCh
     measured: FamilyCheck | None = None if check is None else check.family(family)
     if measured is None:
         return FamilyTrust(family=family, metrics=metrics, checked=False)
+    outdated = measured.outdated_prompts()
+    if outdated:  # the check measured the metric as its prompts were then: it says nothing of it now
+        return FamilyTrust(family=family, metrics=metrics, checked=False, outdated_prompts=outdated)
     calibrated = measured.calibrated
     return FamilyTrust(
         family=family, metrics=metrics, checked=True, ordered=measured.ordered, pairs=measured.pairs,
@@ -105,6 +108,13 @@ def _calibrated(metric: Metric, judges: Mapping[str, Fingerprint], store: CheckS
         raise ConfigError(
             f"metric '{metric.display_name}': threshold 'calibrated', but judge '{name}' ({fingerprint.model}) "
             f"{what}; run: {check_command(fingerprint, name)}"
+        )
+    outdated = measured.outdated_prompts()
+    if outdated:
+        raise ConfigError(
+            f"metric '{metric.display_name}': threshold 'calibrated', but judge '{name}' ({fingerprint.model}) was "
+            f"checked on '{family.name}' with prompts that have changed since ({', '.join(outdated)}); "
+            f"run: {check_command(fingerprint, name)} --family {family.name}"
         )
     chosen = measured.calibrated
     source = (f"calibrated: judge check of {fingerprint.model} on '{family.name}', {check.checked_at}, "

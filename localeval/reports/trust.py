@@ -33,6 +33,10 @@ def trust_lines(trust: Sequence[JudgeTrust]) -> list[tuple[Level, str]]:
         if judge.unchecked:
             lines.append(("warn", f"{who} has not been checked on {', '.join(judge.unchecked)}: "
                                   f"check it with `{judge.check_command}`"))
+        if judge.outdated:
+            lines.append(("warn", f"{who} was checked on {', '.join(judge.outdated)} with prompts that have changed "
+                                  f"since, so that check no longer speaks for them: check it again with "
+                                  f"`{judge.check_command}`"))
         if judge.uncovered:
             lines.append(("warn", f"{who} on {', '.join(judge.uncovered)}: no judge check covers this kind of "
                                   "metric, so nothing has measured its verdicts there"))
