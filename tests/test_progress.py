@@ -47,3 +47,15 @@ def test_on_a_terminal_no_line_is_printed() -> None:
         clock.now += 3 * PROGRESS_PERIOD_S
         listen(finished(0, True))
     assert "judging:" not in out.getvalue()
+
+
+def test_piped_a_target_writing_outputs_prints_its_progress_too() -> None:
+    from localeval.cli.generate import generation_progress
+
+    out, clock = io.StringIO(), Clock()
+    with generation_progress(Console(file=out, width=40), "qwen", clock=clock) as listen:
+        for done in range(1, 61):
+            clock.now += 1.0  # an output a second: a line every ten
+            listen(done, 60)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 6 and lines[0] == "qwen writing: 10/60, 1.00/s"
