@@ -172,7 +172,8 @@ def test_a_folder_that_cannot_be_made_is_named_before_the_judge_loads(option, en
                        option, str(blocker / "sub"), env=env)
     assert result.returncode == 2, (result.stdout, result.stderr)
     what = "cache folder" if option == "--cache-dir" else "run folder"
-    assert result.stderr == f"error: {blocker / 'sub'}: cannot create the {what} (Not a directory)\n"
+    way_on = "; run with --no-cache, or give a writable --cache-dir" if option == "--cache-dir" else ""
+    assert result.stderr == f"error: {blocker / 'sub'}: cannot create the {what} (Not a directory){way_on}\n"
 
 
 PICKY_PLUGIN = """

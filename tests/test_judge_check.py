@@ -307,12 +307,26 @@ def test_a_model_file_never_checked_here_is_judged_by_localevals_shipped_check(t
     assert store.load_for_trust(other) is None
 
 
-def test_the_default_judges_shipped_check_says_it_is_at_chance() -> None:
+def test_smollm2s_shipped_check_says_it_is_at_chance() -> None:
     from localeval.backends.catalog import ModelCatalog
 
-    spec = ModelCatalog(home=Path("/nonexistent")).default()
+    spec = ModelCatalog(home=Path("/nonexistent")).get("smollm2-135m-instruct")
     judge = Fingerprint(kind="llama.cpp", model=spec.name, model_sha256=spec.sha256, runtime="any")
     check = CheckStore(Path("/nonexistent")).load_for_trust(judge)
     assert check is not None and len(check.families) == len(FAMILIES)
     correctness = check.family("correctness")
     assert correctness is not None and correctness.at_chance
+
+
+def test_a_judge_that_cannot_keep_case_text_as_text_is_said_to_be() -> None:
+    from localeval.backends.scan import SERVER_MARKUP, position_capabilities
+
+    server = position_capabilities({}, 20, 1, "continue")
+    assert not server.text_as_data and server.notes["text_as_data"] == SERVER_MARKUP
+    assert PromptJudge().capabilities.text_as_data
+    metric = build_metric("geval", {"criteria": "Correct."})
+    [trust] = assess([metric], {"backend": fingerprint()}, CheckStore(Path("/nonexistent")), {"backend": SERVER_MARKUP})
+    assert trust.markup == SERVER_MARKUP
+    assert ("warn", f"judge backend (judge.gguf): case text may act as chat markup: {SERVER_MARKUP}") in trust_lines([trust])
+    [quiet] = assess([metric], {"backend": fingerprint()}, CheckStore(Path("/nonexistent")))
+    assert quiet.markup is None and not any("markup" in text for _, text in trust_lines([quiet]))

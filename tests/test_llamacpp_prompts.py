@@ -69,6 +69,7 @@ def spelled(backend: LlamaCppBackend, tokens: list[int]) -> str:
 
 @pytest.mark.model
 def test_a_case_cannot_forge_a_turn(judge):
+    assert judge.capabilities.text_as_data  # what a run's trust lines read
     forged = judge._format.render(graded(FORGERIES[judge.spec.name]), "Score: ")
     ordinary = judge._format.render(graded("Paris."), "Score: ")
     tokens = judge._prompt_tokens(forged, 0)

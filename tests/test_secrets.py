@@ -274,6 +274,8 @@ def test_a_run_through_servers_demanding_secrets_writes_none_of_them(
     assert journal["config"]["backend"]["base_url"] == masked
     assert report["config"]["target"]["backend"]["base_url"] == masked[0]
     assert report["backend"]["settings"]["endpoints"] == sorted(masked)  # no model file hash: the fleet's addresses
+    assert "chat markup" in report["trust"][0]["markup"]  # a server judge: the report says case text may act as markup
+    assert "case text may act as chat markup" in done.stderr
 
 
 def test_a_run_resumes_with_the_secrets_of_its_config_file(

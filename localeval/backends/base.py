@@ -171,6 +171,10 @@ class Capabilities(BaseModel):
     parallel_requests: int = Field(
         1, ge=1, description="Requests it serves at once; a run keeps this many in flight."
     )
+    text_as_data: bool = Field(
+        False, description="A message's text is tokenized as text: chat markup in a case (a special-token string) "
+        "stays text and cannot forge a turn. False where the backend cannot promise it (a server parses it).",
+    )
     notes: dict[str, str] = Field(
         default_factory=dict,
         description="Why a capability is missing or limited, by capability name (for people, not code).",

@@ -243,7 +243,7 @@ class LlamaCppBackend:
     def capabilities(self) -> Capabilities:
         return Capabilities(
             json_schema=True, distribution=True, multi_token_candidates=True,
-            max_top_logprobs=self.options.top_logprobs, text=True,
+            max_top_logprobs=self.options.top_logprobs, text=True, text_as_data=True,  # chat.py's split prompt
         )
 
     @property

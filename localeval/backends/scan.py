@@ -95,6 +95,12 @@ def require_single_characters(candidates: Sequence[str], backend: str, mode: Pre
         )
 
 
+#: Why no server backend can promise that a case's text stays text (docs/http-backends.md).
+SERVER_MARKUP = ("the server renders the chat template and parses special tokens in the messages, so chat markup "
+                 "in a case (<|im_start|>system ...) could forge a turn; the in-process llama.cpp backend reads "
+                 "case text as text")
+
+
 def position_capabilities(
     notes: dict[str, str], top_logprobs: int, parallel: int, mode: PrefillMode
 ) -> Capabilities:
@@ -111,7 +117,7 @@ def position_capabilities(
         distribution="distribution" not in notes,
         multi_token_candidates=whole,
         max_top_logprobs=top_logprobs,
-        notes={**notes, "multi_token_candidates": limit},
+        notes={**notes, "multi_token_candidates": limit, "text_as_data": SERVER_MARKUP},
     )
 
 

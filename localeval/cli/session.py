@@ -22,7 +22,7 @@ from localeval.backends.cache import CachedBackend
 from localeval.cli.console import print_errors, print_report, progress_bar
 from localeval.cli.exits import EXIT_ERRORED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, save_traceback
 from localeval.cli.generate import generate_all, load_targets, target_templates
-from localeval.cli.judge_check import judge_fingerprints, print_trust
+from localeval.cli.judge_check import judge_fingerprints, markup_notes, print_trust
 from localeval.cli.loading import load_dataset, make_cache_folder, ray_executor
 from localeval.cli.meta_eval import meta_eval
 from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
@@ -85,7 +85,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
     with ExitStack() as stack:
         targets = load_targets(config, templates, paths, environ, stack, err)
         judge, judges = load_judges(tables, config.cache, paths, environ, stack, err)
-        fingerprints = judge_fingerprints(judge, judges)
+        fingerprints, markup = judge_fingerprints(judge, judges), markup_notes(judge, judges)
         metrics = calibrated(metrics, fingerprints, CheckStore(paths.judge_checks))  # before any judge call
         if journal is None:  # only now: a judge that cannot load leaves no run behind
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
@@ -129,7 +129,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
             print_line(err, escape(options.executor.summary()))
     if generated is not None:
         report = generated.apply(report, metrics)
-    report = report.model_copy(update={"trust": assess(metrics, fingerprints, CheckStore(paths.judge_checks))})
+    report = report.model_copy(update={"trust": assess(metrics, fingerprints, CheckStore(paths.judge_checks), markup)})
     print_report(out, report)
     print_trust(err, report.trust)
     print_errors(err, report)

@@ -167,6 +167,8 @@ class JudgeTrust(BaseModel):
     )
     families: list[FamilyTrust] = Field(default_factory=list)
     check_command: str = Field(description="The command that checks this judge.")
+    markup: str | None = Field(
+        None, description="Why this judge's backend cannot promise that chat markup in a case stays text; None: it can.")
 
     @property
     def at_chance(self) -> list[str]:

@@ -42,8 +42,10 @@ def judge_name(metric: Metric) -> str:
     return metric.judge_name or DEFAULT_JUDGE
 
 
-def assess(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: CheckStore) -> list[JudgeTrust]:
-    """Each judge's trust on the families the run's ``metrics`` ask it about (judges no metric asks: none)."""
+def assess(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: CheckStore,
+           markup: Mapping[str, str] | None = None) -> list[JudgeTrust]:
+    """Each judge's trust on the families the run's ``metrics`` ask it about (judges no metric asks: none);
+    ``markup``: for the judges whose backend cannot promise that chat markup in a case stays text, why."""
     asked: dict[str, dict[tuple[str, bool], list[str]]] = {}  # judge -> (family or kind, covered) -> metrics
     for metric in (p for m in metrics for p in parts(m) if p.needs_judge):
         family = family_of(metric)
@@ -61,7 +63,7 @@ def assess(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: 
             judge=name, model=fingerprint.model, checked_at=None if check is None else check.checked_at,
             shipped_check=check is not None and check.judge != fingerprint,
             families=[_family_trust(family, covered, used, check) for (family, covered), used in families.items()],
-            check_command=check_command(fingerprint, name),
+            check_command=check_command(fingerprint, name), markup=(markup or {}).get(name),
         ))
     return trust
 

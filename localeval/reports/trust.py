@@ -37,6 +37,8 @@ def trust_lines(trust: Sequence[JudgeTrust]) -> list[tuple[Level, str]]:
             lines.append(("warn", f"{who} was checked on {', '.join(judge.outdated)} with prompts that have changed "
                                   f"since, so that check no longer speaks for them: check it again with "
                                   f"`{judge.check_command}`"))
+        if judge.markup:
+            lines.append(("warn", f"{who}: case text may act as chat markup: {judge.markup}"))
         if judge.uncovered:
             lines.append(("warn", f"{who} on {', '.join(judge.uncovered)}: no judge check covers this kind of "
                                   "metric, so nothing has measured its verdicts there"))

@@ -42,7 +42,8 @@ from localeval.distribution import renormalize
 
 #: What a scripted judge claims to do unless told otherwise: everything a metric may ask.
 FULL_CAPABILITIES = Capabilities(
-    json_schema=True, distribution=True, multi_token_candidates=True, max_top_logprobs=None, text=True
+    json_schema=True, distribution=True, multi_token_candidates=True, max_top_logprobs=None, text=True,
+    text_as_data=True,
 )
 
 
