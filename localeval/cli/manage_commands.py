@@ -72,7 +72,7 @@ def models_list() -> None:
     from localeval.backends.catalog import ModelCatalog
     from localeval.reports.terminal import print_table
 
-    catalog = ModelCatalog(user_paths().home)
+    catalog = ModelCatalog.from_environ(user_paths().home, os.environ)
     table = Table()
     for column in ("name", "default", "present at", "size", "license", "chat", "description", "provenance",
                    "measured"):
@@ -80,7 +80,7 @@ def models_list() -> None:
     for spec in catalog.specs():
         path = catalog.locate(spec)
         table.add_row(
-            spec.name, "yes" if spec.default else "", escape(str(path)) if path else "[red]absent[/]",
+            spec.name, "yes" if spec.name == catalog.default().name else "", escape(str(path)) if path else "[red]absent[/]",
             f"{spec.size / 2**20:,.0f} MiB" if spec.size else "", escape(spec.license), spec.chat_template,
             escape(spec.description), escape(spec.provenance), escape(spec.measured or "not measured yet"),
         )
@@ -95,7 +95,7 @@ def models_pull(
     from localeval.backends.catalog import ModelCatalog
     from localeval.backends.pull import pull
 
-    catalog = ModelCatalog(user_paths().home)
+    catalog = ModelCatalog.from_environ(user_paths().home, os.environ)
     spec = catalog.get(name) if name else catalog.default()
     present = catalog.locate(spec)
     if present is not None and (present != catalog.models_dir / spec.file or not spec.parts):
@@ -120,7 +120,7 @@ def models_add(
 
     if chat_template not in ("gguf", "chatml", "plain"):
         raise ConfigError(f"--chat-template must be gguf, chatml or plain, not {chat_template!r}")
-    spec = ModelCatalog(user_paths().home).register(name, path, chat_template)  # type: ignore[arg-type]
+    spec = ModelCatalog.from_environ(user_paths().home, os.environ).register(name, path, chat_template)  # type: ignore[arg-type]
     say(f"registered {spec.name} → {spec.path}")
 
 
@@ -128,7 +128,7 @@ def models_remove(name: Annotated[str, typer.Argument(help="A name `models add` 
     """Forget a registered model (its file is left alone)."""
     from localeval.backends.catalog import ModelCatalog
 
-    ModelCatalog(user_paths().home).unregister(name)
+    ModelCatalog.from_environ(user_paths().home, os.environ).unregister(name)
     say(f"removed {name}")
 
 
