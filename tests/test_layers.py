@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("meta-eval", ("metaeval",)),
     ("cli", ("cli", "__main__")),
     ("testing", ("testing",)),
+    ("integrations", ("integrations",)),
 ]
 
 
