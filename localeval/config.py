@@ -43,7 +43,7 @@ from pydantic import (
 from localeval.backends.llamacpp import LlamaCppOptions
 from localeval.backends.options import BackendOptions
 from localeval.backends.registry import backend_options
-from localeval.errors import ConfigError, first_problem
+from localeval.errors import ConfigError, first_problem, unknown_key
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
 from localeval.metrics.registry import metric_class
@@ -178,8 +178,8 @@ class RunConfig(_Section):
         try:
             config = cls.model_validate({**raw, "source": str(path)})
         except ValidationError as err:
-            where, message = first_problem(err)
-            raise ConfigError(f"{path}: {where}: {message}") from err
+            where, message = unknown_key(err, cls) or first_problem(err)  # a misspelt key: what it may have meant
+            raise ConfigError(f"{path}: {where}: {message}" if where else f"{path}: {message}") from err
         return config.rebased(path.parent)
 
     def rebased(self, base: Path) -> RunConfig:

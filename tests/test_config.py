@@ -89,13 +89,17 @@ def test_an_unknown_key_names_the_file_and_the_key_path(tmp_path: Path) -> None:
     path = write(tmp_path / "eval.toml", "[backend]\nn_thread = 2\n")
     with pytest.raises(ConfigError) as info:
         RunConfig.load(path)
-    assert str(info.value) == f"{path}: backend: option 'n_thread' does not apply to the llama.cpp backend"
+    assert str(info.value) == f"{path}: backend: option 'n_thread' does not apply to the llama.cpp backend (did you mean 'n_threads'?)"
 
 
 def test_an_unknown_section_names_it(tmp_path: Path) -> None:
     path = write(tmp_path / "eval.toml", "[reports]\npath = 'r.json'\n")
-    with pytest.raises(ConfigError, match=r": reports: Extra inputs are not permitted$"):
+    with pytest.raises(ConfigError) as info:
         RunConfig.load(path)
+    assert str(info.value) == (
+        f"{path}: unknown key 'reports' (did you mean 'report'?; known: plugins, dataset, backend, judges, "
+        "metrics, metrics_defaults, report, cache, synthesizer, target, targets)"
+    )
 
 
 def test_a_wrong_type_names_the_key(tmp_path: Path) -> None:
@@ -161,7 +165,8 @@ def test_build_metrics_of_an_unknown_metric(tmp_path: Path) -> None:
     from localeval.metrics import metric_names
 
     assert str(info.value) == (
-        f"{tmp_path / 'eval.toml'}: metrics[1]: unknown metric 'bleurt' (known: {', '.join(metric_names())})"
+        f"{tmp_path / 'eval.toml'}: metrics[1]: unknown metric 'bleurt' (did you mean 'bleu'?; "
+        f"known: {', '.join(metric_names())})"
     )
     assert "geval:coherence" in metric_names()
 

@@ -18,7 +18,7 @@ from scripted import ScriptedBackend
 from localeval.backends.base import Capabilities, DistributionRequest, JsonRequest, Message
 from localeval.data.case import TestCase
 from localeval.data.dataset import Dataset
-from localeval.errors import BackendError, ConfigError, SchemaViolation, TruncatedOutput, UnknownMetric
+from localeval.errors import BackendError, ConfigError, SchemaViolation, TruncatedOutput, UnknownMetric, unknown_name
 from localeval.metrics import GEval, build_metric, metric_names
 from localeval.metrics.geval import STEPS_SCHEMA, RubricItem, sampled_mean
 from localeval.metrics.judged import REASON_SCHEMA
@@ -681,4 +681,4 @@ def test_a_preset_result_is_named_after_the_preset() -> None:
 def test_an_unknown_preset_is_an_unknown_metric(kind: str) -> None:
     with pytest.raises(UnknownMetric) as info:
         build_metric(kind)
-    assert str(info.value) == f"unknown metric '{kind}' (known: {', '.join(metric_names())})"
+    assert str(info.value) == unknown_name("metric", kind, metric_names())  # did you mean ...? (tests/test_cli_conventions.py)

@@ -293,7 +293,7 @@ def test_the_synthesizer_table_is_checked_key_by_key(tmp_path):
     loaded = RunConfig.load(config)
     assert loaded.synthesizer.chunk_size == 100 and loaded.synthesizer.styling.task == "support"
     for body, message in [
-        ("chunk_sise = 100", "synthesizer.chunk_sise: Extra inputs are not permitted"),
+        ("chunk_sise = 100", "synthesizer: unknown key 'chunk_sise' (did you mean 'chunk_size' or 'chunk_overlap'?"),
         ("chunk_size = 50\nchunk_overlap = 50", "synthesizer: chunk_overlap (50) must be below chunk_size (50)"),
         ("evolutions = ['deeper']", "synthesizer.evolutions.0: Input should be 'reasoning'"),
     ]:

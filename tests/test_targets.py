@@ -70,7 +70,7 @@ def test_the_target_table_takes_a_backend_table_and_files_relative_to_the_config
 
 @pytest.mark.parametrize(("table", "message"), [
     ('user = "a"\nuser_file = "b"', "target: give user or user_file, not both"),
-    ('temprature = 0.5', "target.temprature: Extra inputs are not permitted"),
+    ('temprature = 0.5', "target: unknown key 'temprature' (did you mean 'temperature'?; known: name, backend, "),
     ('[target.backend]\nkind = "ollama"\nn_threads = 2', "target.backend"),
 ])
 def test_a_bad_target_table_is_one_line_naming_the_key(tmp_path: Path, table: str, message: str) -> None:

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localeval.errors import ConfigError, ModelNotFound
+from localeval.errors import ConfigError, ModelNotFound, unknown_name
 from localeval.files import write_text_atomically
 from localeval.resources import data_path
 
@@ -96,8 +96,8 @@ class ModelCatalog:
         for spec in self.specs():
             if spec.name == name:
                 return spec
-        known = ", ".join(s.name for s in self.specs())
-        raise ModelNotFound(f"unknown model '{name}' (known: {known}); see `localeval models list`")
+        known = unknown_name("model", name, [s.name for s in self.specs()])
+        raise ModelNotFound(f"{known}; see `localeval models list`")
 
     def default(self) -> ModelSpec:
         """The model used when none is named: the machine's choice, else the manifest's default."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from localeval.backends.options import BackendOptions
+from localeval.errors import did_you_mean
 from localeval.paths import Paths
 
 if TYPE_CHECKING:
@@ -62,7 +63,8 @@ class BackendKind:
         values = _flattened(table, self.options)
         for key in values:
             if key == "kind" or key not in self.options.model_fields:
-                raise ValueError(f"option {key!r} does not apply to the {self.name} backend")
+                guess = did_you_mean(key, [f for f in self.options.model_fields if f != "kind"])
+                raise ValueError(f"option {key!r} does not apply to the {self.name} backend{f' ({guess})' if guess else ''}")
         return self.options.model_validate({**values, "kind": self.name})
 
     def build(self, options: BackendOptions, context: BuildContext, **extras: Any) -> Backend:

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from localeval.backends.builtin import BUILTIN_KINDS
 from localeval.backends.kind import BackendKind
 from localeval.backends.options import BackendOptions
-from localeval.errors import ConfigError, first_problem
+from localeval.errors import ConfigError, first_problem, unknown_name
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -99,7 +99,7 @@ def backend_kind(name: str) -> BackendKind:
     if known is not None:
         return known
     if not found:
-        raise ConfigError(f"unknown backend {name!r} (known: {', '.join(backend_kinds())})")
+        raise ConfigError(unknown_name("backend", name, backend_kinds()))
     return _load(found[0])
 
 

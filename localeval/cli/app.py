@@ -11,22 +11,54 @@ from __future__ import annotations
 
 import errno
 import sys
+from typing import Annotated
 
 import typer
 
-from localeval.cli import data_commands, judge_commands, manage_commands, run_commands
+from localeval.cli import data_commands, judge_commands, manage_commands, metrics_command, run_commands
 from localeval.cli.exits import EXIT_INPUT, EXIT_UNEXPECTED, save_traceback
-from localeval.cli.options import stderr
+from localeval.cli.options import ReadableHelp, say, stderr
 from localeval.errors import LocalevalError
 from localeval.reports.terminal import print_line, printable
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Evaluate LLM outputs with local judge models.")
-models_app = typer.Typer(no_args_is_help=True, help="Known models: list, pull, register.")
-cache_app = typer.Typer(no_args_is_help=True, help="The cache of judge calls.")
+# ReadableHelp: every command's help as written (flags without a type, repeatable options saying
+# so), and an unknown command as one line with what it may have meant. Completion: docs/getting-started.md.
+app = typer.Typer(no_args_is_help=True, cls=ReadableHelp, help="Evaluate LLM outputs with local judge models.")
+models_app = typer.Typer(no_args_is_help=True, cls=ReadableHelp, help="Known models: list, pull, register.")
+cache_app = typer.Typer(no_args_is_help=True, cls=ReadableHelp, help="The cache of judge calls.")
 app.add_typer(models_app, name="models")
 app.add_typer(cache_app, name="cache")
-backends_app = typer.Typer(no_args_is_help=True, help="Judge backends: what they support.")
+backends_app = typer.Typer(no_args_is_help=True, cls=ReadableHelp, help="Judge backends: what they support.")
 app.add_typer(backends_app, name="backends")
+
+
+def versions() -> list[str]:
+    """``localeval X.Y.Z``, and llama-cpp-python's version where it is installed: read from the
+    installed packages' metadata, so nothing is imported and no model is loaded."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    lines = [f"localeval {version('localeval')}"]
+    try:
+        lines.append(f"llama-cpp-python {version('llama-cpp-python')}")
+    except PackageNotFoundError:
+        pass
+    return lines
+
+
+def _show_version(shown: bool) -> None:
+    if shown:
+        for line in versions():
+            say(line)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_show_version, help="Show the versions of localeval and llama-cpp-python.",
+    )] = False,
+) -> None:
+    """Evaluate LLM outputs with local judge models."""
 
 
 #: What a system says when it refuses a file (a full disk, a read-only one, no permission): the
@@ -74,6 +106,7 @@ app.command()(run_commands.compare)
 app.command()(run_commands.arena)
 app.command("meta-eval")(data_commands.meta_eval)
 app.command("check-judge")(judge_commands.check_judge)
+app.command()(metrics_command.metrics)
 backends_app.command("check")(manage_commands.backends_check)
 backends_app.command("list")(manage_commands.backends_list)
 models_app.command("list")(manage_commands.models_list)

@@ -8,15 +8,18 @@ command; what ``--resume`` takes is the one list :data:`RESUME_TAKES`.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.markup import escape
 
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, unknown_name
 from localeval.paths import Paths
 
 if TYPE_CHECKING:
@@ -44,6 +47,86 @@ def say(text: str) -> None:
     from localeval.reports.terminal import print_line
 
     print_line(stdout(), escape(text))
+
+
+class ReadableHelp(typer.core.TyperGroup):
+    """A command group whose help reads as written, and which names an unknown command in one line.
+
+    Every ``typer.Typer`` of the app is made with it (``cls=ReadableHelp``), so the rules below hold
+    for every command, the ones to come included, without a word in any command's declaration:
+
+    - a command's description is its docstring's paragraphs, each reflowed to the terminal's
+      width (typer keeps the docstring's line breaks inside a paragraph: a sentence broken where
+      the source wrapped it, then again where the terminal does); a line starting with "- " stays;
+    - an option's value is named as the user types it (``TEXT``, ``PATH``, ``INTEGER``, ``a|b``), a
+      flag shows none, and a repeatable option says so (``TEXT...``): typer ≥ 0.2x shows the Python
+      annotation instead (``<bool>``, ``<list[str]>``, ``<path>``);
+    - ``localeval rn``: ``error: unknown command 'rn' (did you mean 'run'?; known: ...)``, exit code 2.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for command in [self, *self.commands.values()]:  # typer builds a group's commands before it
+            _readable(command)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _readable(self)  # the options typer adds to a group once it is built (--install-completion)
+        super().format_help(ctx, formatter)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            from localeval.cli.exits import EXIT_INPUT
+            from localeval.reports.terminal import print_line
+
+            print_line(stderr(), f"[bold red]error:[/] {escape(unknown_name('command', name, self.commands))}")
+            ctx.exit(EXIT_INPUT)
+        return super().resolve_command(ctx, args)
+
+
+#: The Python types typer names in help (``<int>``), as a command line names them (click's words).
+_VALUE_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT", "path": "PATH", "file": "FILE",
+                "directory": "DIRECTORY", "int range": "INTEGER", "float range": "FLOAT"}
+
+
+def _readable(command: Any) -> None:
+    """``command``'s description reflowed by paragraph and its options' values named (:class:`ReadableHelp`)."""
+    if command.help:
+        command.help = _reflowed(command.help)
+    context = typer.Context(command)
+    for param in command.get_params(context):  # the --help option too: made here, and kept by the command
+        label = _value_name(param, context)
+        if label is None:
+            continue
+        if isinstance(param, typer.core.TyperOption):
+            if param.metavar is None:
+                param.metavar = label
+        else:  # an argument's metavar is its name, "documents..." if it takes several; its type has a column
+            label = label.removesuffix("...")
+            setattr(param, "display_type_rich", lambda ctx, label=label: label)  # noqa: B010 -- typer has no setting
+
+
+def _value_name(param: Any, context: typer.Context) -> str | None:
+    """How help names ``param``'s value: '' for a flag, ``TEXT...`` for a repeatable option; None
+    where typer names it itself (a typer on click: TEXT, PATH, and no type for a flag)."""
+    if getattr(param, "is_flag", False):
+        return ""
+    display_type = getattr(param, "display_type", None)
+    if display_type is None:
+        return None
+    shown = str(display_type(context)).removeprefix("<").removesuffix(">")
+    listed = re.fullmatch(r"list\[(.*)\]", shown)
+    name = listed.group(1) if listed else shown
+    name = _VALUE_NAMES.get(name, name if "|" in name else name.upper())
+    return f"{name}..." if listed or getattr(param, "multiple", False) else name
+
+
+def _reflowed(text: str) -> str:
+    """``text``'s paragraphs with their lines joined (a line starting with "- " kept): the terminal wraps them."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(
+        paragraph if paragraph.startswith("\b") else re.sub(r"\n(?!- )", " ", paragraph) for paragraph in paragraphs
+    )
 
 
 def user_paths() -> Paths:

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from localeval.data.case import CASE_FIELDS, CONVERSATION_FIELDS, LIST_FIELDS, Case, TestCase
 from localeval.data.conversations import conversation_case
 from localeval.data.records import Format, Record, StrictJson, json_type
-from localeval.errors import DatasetError
+from localeval.errors import DatasetError, did_you_mean, known_names
 
 __all__ = ["CaseReader", "UnknownFields"]
 
@@ -58,8 +58,8 @@ class CaseReader:
             raise self.error("list_delimiter must not be empty")
         for source, target in self.fields.items():
             if target not in CASE_FIELDS and target not in CONVERSATION_FIELDS:
-                fields = ", ".join(dict.fromkeys(CASE_FIELDS + CONVERSATION_FIELDS))
-                message = f"fields maps '{source}' here, but it is not a test case field or a conversation field ({fields})"
+                known = known_names(target, CASE_FIELDS + CONVERSATION_FIELDS)
+                message = f"fields maps '{source}' here, but it is not a test case field or a conversation field ({known})"
                 raise self.error(message, field=target)
 
     def check_columns(self, header: list[str]) -> None:
@@ -112,8 +112,9 @@ class CaseReader:
                     raise self.error(message, line=line, field=key)
                 if self.unknown == "error":
                     what = "conversation" if self.conversational else "test-case"
+                    guess = did_you_mean(key, self.case_fields)
                     message = (
-                        f"not a {what} field; map it to one (--map {key}=FIELD, or "
+                        f"not a {what} field{f' ({guess})' if guess else ''}; map it to one (--map {key}=FIELD, or "
                         "[dataset] fields) or keep unknown keys with unknown_fields = 'metadata'"
                     )
                     raise self.error(message, line=line, field=key)

@@ -7,12 +7,14 @@ module, not the package that lists it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from localeval.errors import ConfigError, UnknownMetric, first_problem
+from localeval.data.case import ConversationalTestCase
+from localeval.errors import ConfigError, UnknownMetric, first_problem, unknown_key, unknown_name
 from localeval.metrics.base import Metric
 from localeval.metrics.presets import PRESETS, preset_options
 
@@ -34,7 +36,6 @@ def register_metric(cls: type[Metric]) -> type[Metric]:
 
 def _identity(cls: type[Metric]) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
-
 
 
 def metric_class(kind: str) -> type[Metric] | None:
@@ -63,9 +64,49 @@ def build_metric(
     preset_defaults = (preset_options(preset) if base == "geval" else None) if colon else {}
     cls = _REGISTRY.get(base)
     if cls is None or preset_defaults is None:
-        raise UnknownMetric(f"{prefix}unknown metric '{kind}' (known: {', '.join(metric_names())})")
+        raise UnknownMetric(f"{prefix}{unknown_name('metric', kind, metric_names())}")
     try:
         return cls.model_validate({**preset_defaults, **(options or {})}, context={"base": folder})
     except ValidationError as err:
-        field, message = first_problem(err)
+        field, message = unknown_key(err, cls, "option") or first_problem(err)
         raise ConfigError(f"{prefix}{kind}{'.' + field if field else ''}: {message}") from err
+
+
+@dataclass(frozen=True)
+class MetricKind:
+    """What a name :func:`build_metric` takes asks of a case and of a run, before any option is given:
+    what ``localeval metrics`` lists and docs/metrics.md's table shows."""
+
+    name: str
+    #: The case fields it reads with its default options (a conversation's ``turns`` first); None when
+    #: only its options say (a composite reads what its parts read, a DAG what its nodes read).
+    reads: tuple[str, ...] | None
+    #: Whether it asks a judge; None when its options decide (a composite asks one if a part does).
+    needs_judge: bool | None
+    threshold: float
+    lower_is_better: bool
+
+
+def metric_kinds() -> list[MetricKind]:
+    """Every name :func:`build_metric` takes, plugins' included, described (:func:`describe_metric`)."""
+    return [describe_metric(name) for name in metric_names()]
+
+
+def describe_metric(name: str) -> MetricKind:
+    """What the metric ``name`` (a kind, or a preset: 'geval:coherence') reads, asks and passes at."""
+    base, colon, _ = name.partition(":")
+    cls = _REGISTRY.get(base)
+    if cls is None or colon:
+        defaults = build_metric(name)  # a preset is a whole metric; an unknown name is refused here
+    else:
+        # Its defaults without validation: a kind whose options have no default (G-Eval's criteria,
+        # a composite's parts) is still described, from what its options' defaults say.
+        defaults = cls.model_construct()
+    try:
+        reads: tuple[str, ...] | None = defaults.required_fields()
+    except AttributeError:  # it reads what an option without a default says (a composite's parts)
+        reads = None
+    if reads is not None and defaults.case_type is ConversationalTestCase:
+        reads = ("turns", *reads)
+    needs_judge = defaults.needs_judge if isinstance(type(defaults).needs_judge, bool) else None
+    return MetricKind(name, reads, needs_judge, defaults.threshold, defaults.lower_is_better)
