@@ -122,7 +122,7 @@ def runs_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iter
 @pytest.fixture(scope="session", autouse=True)
 def smollm2_where_no_model_is_named() -> Iterator[None]:
     """The tests check mechanics (valid JSON, distributions, arithmetic, reports), not verdicts: where a
-    config or command names no judge model, they take SmolLM2-135M, which is 10x faster than the default
+    config or command names no judge model, they take SmolLM2-135M, several times faster than the default
     judge (Qwen2.5-Coder-1.5B) and at chance, through the variable a user would set (LOCALEVAL_MODEL).
     A test of the default itself unsets it."""
     with pytest.MonkeyPatch.context() as patch:
