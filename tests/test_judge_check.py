@@ -307,6 +307,18 @@ def test_a_model_file_never_checked_here_is_judged_by_localevals_shipped_check(t
     assert store.load_for_trust(other) is None
 
 
+def test_the_default_judges_shipped_check_orders_correctness_and_names_where_it_is_at_chance() -> None:
+    from localeval.backends.catalog import ModelCatalog
+
+    spec = ModelCatalog(home=Path("/nonexistent")).default()
+    judge = Fingerprint(kind="llama.cpp", model=spec.name, model_sha256=spec.sha256, runtime="any")
+    check = CheckStore(Path("/nonexistent")).load_for_trust(judge)
+    assert check is not None and check.judge.model == "qwen2.5-coder-1.5b-instruct"
+    correctness, faithfulness = check.family("correctness"), check.family("faithfulness")
+    assert correctness is not None and not correctness.at_chance and correctness.pairs == 24
+    assert faithfulness is not None and faithfulness.at_chance  # what the README says it misses
+
+
 def test_smollm2s_shipped_check_says_it_is_at_chance() -> None:
     from localeval.backends.catalog import ModelCatalog
 
