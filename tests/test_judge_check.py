@@ -342,3 +342,23 @@ def test_a_judge_that_cannot_keep_case_text_as_text_is_said_to_be() -> None:
     assert ("warn", f"judge backend (judge.gguf): case text may act as chat markup: {SERVER_MARKUP}") in trust_lines([trust])
     [quiet] = assess([metric], {"backend": fingerprint()}, CheckStore(Path("/nonexistent")))
     assert quiet.markup is None and not any("markup" in text for _, text in trust_lines([quiet]))
+
+
+def test_a_check_of_human_sets_alone_prints_their_table_whole_and_no_empty_family_table() -> None:
+    import io
+
+    from rich.console import Console
+
+    from localeval.cli.judge_check import print_check
+    from localeval.metaeval.correlations import Correlations
+    from localeval.metaeval.human_sets import HumanAgreement
+
+    agreement = HumanAgreement(name="human-topical-chat-naturalness", metric="geval:naturalness",
+                               data="topical_chat.json", records=36, errored=0,
+                               pooled=Correlations(pearson=0.3, spearman=0.318, kendall=0.229, items=36))
+    check = JudgeCheck(judge=fingerprint(), checked_at="2026-11-25T21:00:00+00:00", families=[], human=[agreement])
+    out = io.StringIO()
+    print_check(Console(file=out, width=60, color_system=None), check)  # piped, 60 columns
+    text = out.getvalue()
+    assert "Judge check:" not in text and "Judge calls:" not in text  # no families, no empty table
+    assert "human-topical-chat-naturalness" in text and "geval:naturalness" in text and "+0.318" in text

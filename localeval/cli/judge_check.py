@@ -29,7 +29,7 @@ from localeval.metaeval.families import BY_NAME, FAMILIES, Family
 from localeval.metaeval.human_sets import HUMAN_BY_NAME, HUMAN_SETS, HumanAgreement, HumanSet, human_sets_named
 from localeval.metaeval.trust import DEFAULT_JUDGE
 from localeval.paths import Paths
-from localeval.reports.terminal import print_line
+from localeval.reports.terminal import print_line, print_table
 from localeval.reports.trust import share, trust_lines
 from localeval.run.events import Events
 
@@ -141,7 +141,17 @@ def calls_line(check: JudgeCheck) -> str:
 
 
 def print_check(out: Console, check: JudgeCheck) -> None:
-    """The check as a table: one row per family."""
+    """The check as tables: one row per family, then one per human set (each table only when it has rows)."""
+    if check.families:
+        print_families(out, check)
+        print_line(out, escape(calls_line(check)))
+    print_human(out, check.human)
+    for family, why in check.skipped.items():
+        print_line(out, escape(f"Skipped {family}: {why}"))
+
+
+def print_families(out: Console, check: JudgeCheck) -> None:
+    """The families' table."""
     table = Table(title=f"Judge check: {check.judge.model} ({check.judge.kind})", title_justify="left")
     for column in ("family", "pairs", "ordered", "bad failed", "good passed", "at", "calibrated", "held-out acc.",
                    "errored", "s"):
@@ -156,11 +166,7 @@ def print_check(out: Console, check: JudgeCheck) -> None:
             "-" if calibrated is None else share(calibrated.held_out_accuracy),
             str(f.errored), f"{f.seconds:.0f}",
         )
-    out.print(table)
-    print_human(out, check.human)
-    print_line(out, escape(calls_line(check)))
-    for family, why in check.skipped.items():
-        print_line(out, escape(f"Skipped {family}: {why}"))
+    print_table(out, table)
 
 
 def print_human(out: Console, human: Sequence[HumanAgreement]) -> None:
@@ -175,7 +181,7 @@ def print_human(out: Console, human: Sequence[HumanAgreement]) -> None:
         table.add_row(h.name, h.metric, f"{h.records - h.errored}/{h.records}", coefficient(h.pooled.spearman),
                       coefficient(h.pooled.kendall),
                       coefficient(h.summary_level.spearman if h.summary_level else None), f"{h.seconds:.0f}")
-    out.print(table)
+    print_table(out, table)
 
 
 def markup_notes(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, str]:
