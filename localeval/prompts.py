@@ -114,10 +114,11 @@ def shipped_prompt_path(name: str) -> Path:
 
 
 def shipped_prompt_sha256(name: str) -> str | None:
-    """The sha256 of a shipped prompt's text as it is now; None when there is no such prompt."""
+    """The sha256 of a shipped prompt's text as it is now (:attr:`PromptTemplate.sha256`, the one
+    definition); None when there is no such prompt, or none that reads."""
     try:
-        return hashlib.sha256(shipped_prompt_path(name).read_text(encoding="utf-8").encode("utf-8")).hexdigest()
-    except OSError:
+        return PromptTemplate.from_file(shipped_prompt_path(name)).sha256
+    except PromptError:
         return None
 
 

@@ -65,18 +65,18 @@ def progress_bar(console: Console, clock: Callable[[], float] = time.monotonic) 
     with Progress(*columns, console=console, transient=True, disable=piped) as bar:
         task = bar.add_task("judging", total=None, rate="", failed=0, errored=0)
         counts = _Counts(started=clock())
+        pace = Pace(clock, counts.started)
 
         def listen(event: Event) -> None:
             if isinstance(event, RunStarted):
                 counts.total, counts.done = event.total, event.resumed
-                counts.started = counts.printed = clock()
+                counts.started = pace.last = clock()
                 bar.update(task, total=event.total, completed=event.resumed)
             elif isinstance(event, MetricFinished):
                 counts.add(event.result)
                 rate = counts.computed / max(clock() - counts.started, 1e-9)
                 bar.update(task, advance=1, rate=f"{rate:.2f}/s", failed=counts.failed, errored=counts.errored)
-                if piped and clock() - counts.printed >= PROGRESS_PERIOD_S:
-                    counts.printed = clock()
+                if piped and pace.due():
                     print_line(console, escape(counts.line(rate)))
             elif isinstance(event, Interrupted):
                 print_finishing(console, event.in_flight, "results")
@@ -85,11 +85,27 @@ def progress_bar(console: Console, clock: Callable[[], float] = time.monotonic) 
 
 
 @dataclass
+class Pace:
+    """When a piped console's next line of progress is due: at most every :data:`PROGRESS_PERIOD_S`
+    seconds of ``clock``, counted from ``last`` (the start, then the last line printed)."""
+
+    clock: Callable[[], float]
+    last: float
+
+    def due(self) -> bool:
+        """Whether a line is due now; if so, the period starts again."""
+        now = self.clock()
+        if now - self.last < PROGRESS_PERIOD_S:
+            return False
+        self.last = now
+        return True
+
+
+@dataclass
 class _Counts:
     """What a run has done so far, for its progress."""
 
     started: float  #: when (by the progress clock) it started
-    printed: float = 0.0  #: when the last line of progress was printed
     total: int = 0
     done: int = 0  #: resumed ones included
     computed: int = 0

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from localeval.backends.base import Backend
-from localeval.cli.console import PROGRESS_PERIOD_S, print_finishing
+from localeval.cli.console import Pace, print_finishing
 from localeval.cli.exits import EXIT_ERRORED, EXIT_OK
 from localeval.cli.loading import load_dataset
 from localeval.config import RunConfig
@@ -133,19 +133,18 @@ def generate(config: RunConfig, out_path: Path, paths: Paths, out: Console, err:
 def generation_progress(console: Console, name: str,
                         clock: Callable[[], float] = time.monotonic) -> Iterator[Callable[[int, int], None]]:
     """A listener that draws outputs done of the total on a terminal; elsewhere (a CI log) a line at
-    most every :data:`PROGRESS_PERIOD_S` seconds, as outputs finish, as judging does."""
+    most every :data:`~localeval.cli.console.PROGRESS_PERIOD_S` seconds (:class:`~localeval.cli.console.Pace`), as judging does."""
     columns = (TextColumn(f"[bold]{escape(name)} writing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     piped = not console.is_terminal
     with Progress(*columns, console=console, transient=True, disable=piped) as bar:
         task = bar.add_task("generating", total=None)
-        started = printed = clock()
+        started = clock()
+        pace = Pace(clock, started)
 
         def listen(finished: int, total: int) -> None:
-            nonlocal printed
             bar.update(task, total=total, completed=finished)
-            if piped and clock() - printed >= PROGRESS_PERIOD_S:
-                printed = clock()
-                rate = finished / max(printed - started, 1e-9)
+            if piped and pace.due():
+                rate = finished / max(pace.last - started, 1e-9)
                 print_line(console, escape(f"{name} writing: {finished}/{total}, {rate:.2f}/s"))
 
         yield listen

@@ -184,17 +184,20 @@ def print_human(out: Console, human: Sequence[HumanAgreement]) -> None:
     print_table(out, table)
 
 
+def by_name(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, Backend]:
+    """A run's loaded judges by the name trust and calibration know them by ('backend': the default)."""
+    return {**({DEFAULT_JUDGE: judge} if judge is not None else {}), **judges}
+
+
 def markup_notes(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, str]:
     """For a run's judges whose backend cannot promise that chat markup in a case stays text, why."""
-    loaded = {**({DEFAULT_JUDGE: judge} if judge is not None else {}), **judges}
     return {name: b.capabilities.notes.get("text_as_data", "the backend does not say that it reads case text as text")
-            for name, b in loaded.items() if not b.capabilities.text_as_data}
+            for name, b in by_name(judge, judges).items() if not b.capabilities.text_as_data}
 
 
 def judge_fingerprints(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, Fingerprint]:
-    """A run's loaded judges by the name trust and calibration know them by ('backend': the default)."""
-    named = {name: j.fingerprint for name, j in judges.items()}
-    return {DEFAULT_JUDGE: judge.fingerprint, **named} if judge is not None else named
+    """A run's loaded judges' fingerprints, by name (see :func:`by_name`)."""
+    return {name: b.fingerprint for name, b in by_name(judge, judges).items()}
 
 
 STYLES = {"alarm": "bold red", "warn": "yellow", "ok": "green"}
