@@ -126,7 +126,7 @@ BAD_INPUTS = {
     # Conversations: a bad turn, and a metric of the other kind, before any judge loads.
     "turn with an unknown role": (["-m", "knowledge_retention"], "c.jsonl",
                                   '{"turns": [{"role": "user", "content": "hi"}, {"role": "bot", "content": "yo"}]}\n',
-                                  "c.jsonl:1: field 'turns[1].role': Input should be 'user' or 'assistant', got 'bot'"),
+                                  "c.jsonl:1: field 'turns[1].role': Input should be 'user', 'assistant' or 'system', got 'bot'"),
     "conversational metric on single-turn data": (["-m", "role_adherence"], "d.jsonl", '{"input": "a"}\n',
                                                   "d.jsonl:1: field 'turns': metric 'role_adherence' judges conversations"),
     "single-turn metric on conversations": (["-m", "exact_match"], "c.jsonl",

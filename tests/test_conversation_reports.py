@@ -156,3 +156,58 @@ def test_in_a_browser_each_turns_verdicts_sit_beside_it(tmp_path: Path) -> None:
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(keep) / shot.name)
+
+
+# --- a system turn: shown in place, as context no metric judges (issue 27) -------------------------------
+
+SYSTEM_CHAT = {"name": "with-system", "turns": [
+    {"role": "system", "content": "Suggest <i>vegetarian</i> dishes only."},
+    {"role": "user", "content": "Dinner?"}, {"role": "assistant", "content": "Lentil soup."}]}
+
+
+def system_run(tmp_path: Path) -> RunReport:
+    path = tmp_path / "system.jsonl"
+    path.write_text(json.dumps(SYSTEM_CHAT) + "\n", encoding="utf-8")
+    metric = build_metric("role_adherence", {"include_reason": False})  # no chatbot_role: the system turn gives it
+    return evaluate(Dataset.load(path), [metric], ScriptedJudge([{"verdicts": ["out_of_role"]}]))
+
+
+def test_html_shows_a_system_turn_in_place_without_verdicts(tmp_path: Path) -> None:
+    page = render_html(system_run(tmp_path))
+    turns = page.split('<ol class="transcript">')[1].split("</ol>")[0].split('<li class="turn ')[1:]
+    assert [t.split('"')[0] for t in turns] == ["system", "user", "assistant"]
+    assert "system <small>#1 · instructions, not judged</small>" in turns[0]
+    assert "Suggest &lt;i&gt;vegetarian&lt;/i&gt; dishes only." in turns[0]
+    assert '<ul class="turn-verdicts"></ul>' in turns[0]
+    assert 'class="chip bad" title="role_adherence: out_of_role"' in turns[2]
+
+
+SYSTEM_PROBE = """<script>
+(function () {
+  var turns = document.querySelectorAll('#case-1 li.turn');
+  var system = turns[0].querySelector(".said"), user = turns[1].querySelector(".said");
+  var box = system.getBoundingClientRect(), next = user.getBoundingClientRect();
+  document.body.setAttribute("data-probe", JSON.stringify({
+    text: system.innerText, height: box.height, above: box.bottom <= next.top,
+    border: getComputedStyle(system).borderTopStyle, chips: turns[0].querySelectorAll(".chip").length}));
+})();
+</script>
+"""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="needs headless Chromium at /usr/bin/chromium")
+def test_in_a_browser_the_system_turn_shows_first_set_apart_and_unjudged(tmp_path: Path) -> None:
+    import html
+
+    from test_html_browser import chromium
+
+    page = tmp_path / "report.html"
+    page.write_text(render_html(system_run(tmp_path)).replace("</body>", SYSTEM_PROBE + "</body>"), encoding="utf-8")
+    dom = chromium(tmp_path, f"{page.as_uri()}#case-1", "--dump-dom", window="1280,1200")
+    found = re.search(r'data-probe="([^"]*)"', dom)
+    assert found, "the probe did not run"
+    probe = json.loads(html.unescape(found.group(1)))
+    assert probe["text"].split("\n") == ["SYSTEM #1 · INSTRUCTIONS, NOT JUDGED", "Suggest <i>vegetarian</i> dishes only."]
+    assert probe["height"] > 20 and probe["above"] is True
+    assert probe["border"] == "dashed" and probe["chips"] == 0

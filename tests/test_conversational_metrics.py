@@ -11,7 +11,7 @@ from localeval.backends.base import Capabilities, DistributionRequest, JsonReque
 from localeval.data.case import ConversationalTestCase
 from localeval.errors import ConfigError
 from localeval.metrics import build_metric
-from localeval.metrics.conversational import CONVERSATIONAL_METRICS, transcript
+from localeval.metrics.conversational import CONVERSATIONAL_METRICS, RoleAdherence, transcript
 from localeval.metrics.conversational.turn_relevancy import ExchangeTurns, exchanges
 from localeval.metrics.items import verdicts_schema
 from localeval.metrics.judged import REASON_SCHEMA
@@ -320,3 +320,67 @@ def test_turn_relevancy_window_larger_than_the_conversation_starts_at_turn_1() -
     assert (result.score, result.details["window_size"]) == (1.0, 100)
     last = json_requests(judge)[-1].messages[1].content
     assert "in the light of turns 1 to 6 (this exchange and the 2 before it)," in last
+
+
+# --- system turns: context for the judge, never judged (issue 27) ------------------------------------
+
+INSTRUCTIONS = "You are a cooking assistant for vegetarians. Never suggest meat."
+LATER = "The user has just upgraded to the premium plan."
+WITH_SYSTEM = conversation(
+    ("system", INSTRUCTIONS), ("user", "Hi, I'm Ana."), ("assistant", "Hello Ana!"), ("user", "Dinner idea?"),
+    ("assistant", "Try a steak."), ("system", LATER), ("user", "Thanks."), ("assistant", "The stock market rose."),
+)
+LABEL = "system message (the assistant's instructions: context, not a turn to judge)"
+
+
+def test_the_transcript_shows_system_turns_in_place_labelled_as_the_assistants_instructions() -> None:
+    shown = transcript(WITH_SYSTEM)
+    assert shown.startswith(f"Turn 1, {LABEL}:\n{INSTRUCTIONS}\n\nTurn 2, user:\nHi, I'm Ana.\n\n")
+    assert f"\n\nTurn 6, {LABEL}:\n{LATER}\n\nTurn 7, user:\nThanks.\n\n" in shown
+
+
+def test_knowledge_retention_judges_only_assistant_turns_with_the_system_turns_as_context() -> None:
+    judge = ScriptedJudge([{"verdicts": ["kept", "contradicted", "forgot"]}])
+    result = build_metric("knowledge_retention", {"include_reason": False}).measure(WITH_SYSTEM, judge)
+    assert result.score == pytest.approx(1 / 3)
+    assert result.details["verdicts"] == [
+        {"turn": 3, "verdict": "kept"}, {"turn": 5, "verdict": "contradicted"}, {"turn": 8, "verdict": "forgot"}]
+    assert sum(result.details["counts"].values()) == 3 and result.details["unjudged"] == []
+    (request,) = json_requests(judge)
+    assert request.json_schema == verdicts_schema(3, ["kept", "forgot", "contradicted", "nothing_to_retain"])
+    assert request.messages[1].content.startswith(f"Conversation:\nTurn 1, {LABEL}:\n{INSTRUCTIONS}\n")
+    assert "For each of the assistant's turns 3, 5, 8, give one verdict" in request.messages[1].content
+
+
+def test_role_adherence_takes_the_role_from_the_system_turns_when_no_chatbot_role_is_given() -> None:
+    metric = RoleAdherence(include_reason=False)
+    metric.check_case(WITH_SYSTEM)  # no chatbot_role, and no error: the system turns give the role
+    judge = ScriptedJudge([{"verdicts": ["in_role", "out_of_role", "out_of_role"]}])
+    result = metric.measure(WITH_SYSTEM, judge)
+    assert result.score == pytest.approx(1 / 3) and result.details["counts"] == {"in_role": 1, "out_of_role": 2}
+    assert result.reason == "1 of 3 assistant turns stay in the role."
+    (request,) = json_requests(judge)
+    assert "The assistant's role:\nthe one its system messages (turns 1, 6) give it\n" in request.messages[1].content
+    assert "For each of the assistant's turns 3, 5, 8, give one verdict" in request.messages[1].content
+    one = conversation(*((t.role, t.content) for t in WITH_SYSTEM.turns[:5]))
+    assert "the one its system message (turn 1) gives it\n" in metric.first_prompt(one).messages[1].content
+    given = one.model_copy(update={"chatbot_role": "a chef"})
+    assert "The assistant's role:\na chef\n" in metric.first_prompt(given).messages[1].content
+
+
+def test_turn_relevancy_puts_a_system_turn_in_the_next_exchanges_window_and_judges_no_system_turn() -> None:
+    assert exchanges(WITH_SYSTEM) == [ExchangeTurns(start=0, asked=[1], reply=[2]),
+                                      ExchangeTurns(start=3, asked=[3], reply=[4]),
+                                      ExchangeTurns(start=5, asked=[6], reply=[7])]
+    judge = ScriptedJudge([{"verdict": "relevant"}, {"verdict": "relevant"}, {"verdict": "irrelevant"}])
+    result = build_metric("turn_relevancy", {"window_size": 1, "include_reason": False}).measure(WITH_SYSTEM, judge)
+    assert result.score == pytest.approx(2 / 3) and [v["turn"] for v in result.details["verdicts"]] == [3, 5, 8]
+    windows = [r.messages[1].content.split("in the light of ")[1].split(" (")[0] for r in json_requests(judge)]
+    assert windows == ["turns 1 to 3", "turns 4 to 5", "turns 6 to 8"]
+
+
+def test_every_conversational_metric_shows_the_judge_the_system_turns_labelled() -> None:
+    for cls in CONVERSATIONAL_METRICS:
+        _, request = first_request(cls.kind, WITH_SYSTEM)
+        assert request.messages[1].content.startswith(f"Conversation:\n{transcript(WITH_SYSTEM)}\n")
+        assert request.messages[1].content.count(LABEL) == 2

@@ -82,7 +82,8 @@ def test_saving_and_loading_gives_back_equal_conversations(tmp_path: Path) -> No
 
 BAD: dict[str, tuple[Any, str, str]] = {
     "unknown role": ({"turns": [{"role": "bot", "content": "hi"}]}, "turns[0].role",
-                     "Input should be 'user' or 'assistant', got 'bot'"),
+                     "Input should be 'user', 'assistant' or 'system', got 'bot' "
+                     "(map a role of your own with fields, e.g. bot = \"turns.role=assistant\")"),
     "empty turns": ({"turns": []}, "turns", "a conversation needs at least one turn"),
     "no assistant turn": ({"turns": [TURNS[0]]}, "turns", "no turn has role 'assistant': there is nothing to judge"),
     "turns not a list": ({"turns": "hello"}, "turns", "must be a list of turns"),
@@ -95,7 +96,9 @@ BAD: dict[str, tuple[Any, str, str]] = {
                                      "valid dictionary or instance of ToolCall"),
     "tool without a name": ({"turns": [{**TURNS[1], "tools_called": [{"input_parameters": {}}]}]},
                             "turns[0].tools_called[0].name", "Field required"),
-    "unknown turn key": ({"turns": [{**TURNS[1], "speaker": "x"}]}, "turns[0].speaker", "Extra inputs are not permitted"),
+    "unknown turn key": ({"turns": [{**TURNS[1], "speaker": "x"}]}, "turns[0].speaker",
+                         "not a turn field (role, content, retrieval_context, tools_called); map it with fields "
+                         "(speaker = \"turns.FIELD\") or drop unknown keys with unknown_fields = 'ignore'"),
     "context on a user turn": ({"turns": [{**TURNS[0], "retrieval_context": ["x"]}, TURNS[1]]}, "turns[0]",
                                "retrieval_context belongs on assistant turns; this turn's role is 'user'"),
     "a single-turn record among conversations": ({"input": "q"}, "input", "not a conversation field"),
@@ -116,7 +119,7 @@ def test_a_bad_conversation_is_one_line_naming_file_line_and_field(
 def test_a_record_without_turns_in_a_file_of_conversations_names_turns(tmp_path: Path) -> None:
     err = error(jsonl(tmp_path / "c.jsonl", CONVERSATION, {"name": "x"}))
     assert (err.line, err.field) == (2, "turns")
-    assert "this file holds conversations (its first record has turns)" in err.detail
+    assert "this file holds conversations (its first record has turns or messages)" in err.detail
 
 
 def test_a_conversation_in_a_file_of_single_turn_cases_is_an_error(tmp_path: Path) -> None:
@@ -153,7 +156,8 @@ def test_a_missing_conversation_field_a_metric_needs_is_named(tmp_path: Path) ->
     dataset = Dataset.load(jsonl(tmp_path / "cases.jsonl", {"turns": TURNS}))
     with pytest.raises(DatasetError) as info:
         check_inputs(dataset, [build_metric("role_adherence")])
-    assert str(info.value) == f"{tmp_path}/cases.jsonl:1: field 'chatbot_role': metric 'role_adherence' needs it, and it is missing"
+    assert str(info.value) == (f"{tmp_path}/cases.jsonl:1: field 'chatbot_role': metric 'role_adherence' needs it, "
+                               "or a system turn that gives the role, and the conversation has neither")
 
 
 def test_measure_on_the_other_kind_is_an_error_result_not_an_exception() -> None:

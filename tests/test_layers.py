@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "localeval"
 #: Bottom to top. A module may import its own layer and those below it. ``localeval`` itself
 #: (its ``__init__``: the public names, imported on first use) stands above them all.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("errors", "files", "paths", "resources", "distribution", "inflight")),
+    ("foundation", ("errors", "files", "paths", "resources", "distribution", "stats", "inflight")),
     ("backends", ("backends",)),
     ("data", ("data",)),
     ("metrics", ("metrics", "prompts")),

@@ -89,15 +89,20 @@ LIST_FIELDS: tuple[str, ...] = (
 
 # -- conversations ---------------------------------------------------------------------
 
-Role = Literal["user", "assistant"]
+Role = Literal["user", "assistant", "system"]
+ROLES: tuple[str, ...] = ("user", "assistant", "system")
 
 
 class Turn(BaseModel):
-    """One message of a conversation: who spoke, what they said, and, for the assistant, how it got there."""
+    """One message of a conversation: who spoke, what they said, and, for the assistant, how it got there.
+
+    A ``system`` turn is an instruction the assistant was given (its system prompt, or one sent later):
+    the metrics show it to the judge as context and never judge it.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    role: Role = Field(description="'user' or 'assistant'.")
+    role: Role = Field(description="'user', 'assistant', or 'system' (instructions to the assistant: context, not judged).")
     content: str = Field(description="What was said.")
     retrieval_context: list[str] | None = Field(
         None, description="What the assistant retrieved for this turn (assistant turns only)."
@@ -109,8 +114,8 @@ class Turn(BaseModel):
     @model_validator(mode="after")
     def _assistant_only(self) -> Turn:
         for name in ("retrieval_context", "tools_called"):
-            if self.role == "user" and getattr(self, name) is not None:
-                raise ValueError(f"{name} belongs on assistant turns; this turn's role is 'user'")
+            if self.role != "assistant" and getattr(self, name) is not None:
+                raise ValueError(f"{name} belongs on assistant turns; this turn's role is {self.role!r}")
         return self
 
 
@@ -148,6 +153,11 @@ class ConversationalTestCase(BaseModel):
     def assistant_turns(self) -> list[int]:
         """The indices (in ``turns``) of the assistant's turns."""
         return [i for i, turn in enumerate(self.turns) if turn.role == "assistant"]
+
+    @property
+    def system_turns(self) -> list[int]:
+        """The indices (in ``turns``) of the system turns: the assistant's instructions, context for the judge."""
+        return [i for i, turn in enumerate(self.turns) if turn.role == "system"]
 
 
 #: A case of either kind: a dataset holds one kind, a metric judges one kind (``Metric.case_type``).

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from localeval.data.case import CASE_FIELDS, CONVERSATION_FIELDS, LIST_FIELDS, Case, TestCase
-from localeval.data.conversations import conversation_case
+from localeval.data.conversations import INTO_TURNS, TurnSpelling, conversation_case, turn_target_problem
 from localeval.data.records import Format, Record, StrictJson, json_type
 from localeval.errors import DatasetError, did_you_mean, known_names
 
@@ -32,9 +33,10 @@ _OBJECT_FIELDS = ("metadata", "contestants")
 class CaseReader:
     """Turns one raw record of a file into a validated case, as the load options say.
 
-    ``fields`` renames keys to case fields, ``delimiter`` splits CSV list cells,
+    ``fields`` renames keys to case fields (and, in a file of conversations, keys and roles inside
+    each turn: ``speaker = "turns.role"``, ``bot = "turns.role=assistant"``), ``delimiter`` splits CSV list cells,
     ``unknown`` is what to do with a key that is no field (an ``UnknownFields``).
-    ``conversational``: the file holds conversations (its first record has turns).
+    ``conversational``: the file holds conversations (its first record has turns, or messages and no input).
     """
 
     path: str
@@ -46,7 +48,18 @@ class CaseReader:
 
     @property
     def case_fields(self) -> tuple[str, ...]:
-        return CONVERSATION_FIELDS if self.conversational else CASE_FIELDS
+        # A conversation's turns come as localeval's turns or as OpenAI-style messages.
+        return (*CONVERSATION_FIELDS, "messages") if self.conversational else CASE_FIELDS
+
+    @cached_property
+    def record_fields(self) -> dict[str, str]:
+        """The entries of ``fields`` that rename a record's own keys (the rest reach inside turns)."""
+        return {source: target for source, target in self.fields.items() if not target.startswith(INTO_TURNS)}
+
+    @cached_property
+    def turn_spelling(self) -> TurnSpelling:
+        """The entries of ``fields`` that reach inside each turn."""
+        return TurnSpelling.of(self.fields)
 
     def check_options(self) -> None:
         """Reject bad load options before the file is read."""
@@ -57,7 +70,11 @@ class CaseReader:
         if not self.delimiter:
             raise self.error("list_delimiter must not be empty")
         for source, target in self.fields.items():
-            if target not in CASE_FIELDS and target not in CONVERSATION_FIELDS:
+            if target.startswith(INTO_TURNS):
+                problem = turn_target_problem(target)
+                if problem:
+                    raise self.error(f"fields maps '{source}' here: {problem}", field=target)
+            elif target not in CASE_FIELDS and target not in CONVERSATION_FIELDS and target != "messages":
                 known = known_names(target, CASE_FIELDS + CONVERSATION_FIELDS)
                 message = f"fields maps '{source}' here, but it is not a test case field or a conversation field ({known})"
                 raise self.error(message, field=target)
@@ -84,7 +101,9 @@ class CaseReader:
         if extra:
             data["metadata"] = self.merge_metadata(data.get("metadata", {}), extra, line)
         if self.conversational:
-            return conversation_case(data, self.path, line)
+            names = {self.record_fields.get(key, key): key for key in record}
+            return conversation_case(data, self.path, line, spelling=self.turn_spelling, names=names,
+                                     drop_unknown=self.unknown == "ignore")
         if data.get("input") is None:
             raise self.error("required, and this record has none", line=line, field="input")
         for name in LIST_FIELDS:
@@ -101,8 +120,9 @@ class CaseReader:
         data: Record = {}
         extra: Record = {}
         sources: dict[str, str] = {}
+        fields = self.record_fields
         for key, value in record.items():
-            target = self.fields.get(key, key)
+            target = fields.get(key, key)
             if target not in self.case_fields:
                 if target == "turns":  # a conversation in a file of single-turn cases
                     message = (

@@ -3,7 +3,8 @@
 A result's evidence names the turns it judged by number, from 1:
 ``details["verdicts"] = [{"turn": 4, "verdict": "kept"}, ...]``.
 Shapes are recognised, not metric kinds, so a new metric that records per-turn
-verdicts this way shows beside the transcript too.
+verdicts this way shows beside the transcript too. A system turn (the assistant's
+instructions) keeps its place and number, marked as context that no metric judges.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def render_transcript(turns: list[Any], results: Sequence[MetricResult]) -> str:
     for index, turn in enumerate(turns):
         turn = turn if isinstance(turn, Mapping) else {"role": "?", "content": str(turn)}
         role = str(turn.get("role", "?"))
+        note = " · instructions, not judged" if role == "system" else ""
         chips = "".join(
             f'<li class="chip {tone(verdict)}" title="{escape(metric)}: {escape(verdict)}">'
             f'<span class="chip-metric">{escape(metric)}</span> {escape(verdict)}</li>'
@@ -45,7 +47,7 @@ def render_transcript(turns: list[Any], results: Sequence[MetricResult]) -> str:
         )
         items.append(
             f'<li class="turn {escape(role)}" data-turn="{index}"><div class="said">'
-            f'<span class="role">{escape(role)} <small>#{index + 1}</small></span>'
+            f'<span class="role">{escape(role)} <small>#{index + 1}{note}</small></span>'
             f'<div class="text">{escape(str(turn.get("content", "")))}</div>{_extras(turn)}</div>'
             f'<ul class="turn-verdicts">{chips}</ul></li>'
         )

@@ -13,6 +13,12 @@ all of them, not once per metric.
 Turns are numbered from 1, as a reader counts them, in the prompts and in the
 evidence: ``details["verdicts"] = [{"turn": 2, "verdict": ...}]`` is about
 ``turns[1]`` (the dataset's error messages name fields by index: ``turns[1].role``).
+
+A ``system`` turn (the assistant's instructions, wherever the log has it) keeps its
+place and its number in the transcript, labelled as context (:data:`SYSTEM_LABEL`),
+and no metric judges it: the metrics judge assistant turns and the user's intentions.
+The label is given here as the turn's role, so the shipped transcript template, and
+with it the transcript of a conversation without system turns, is unchanged.
 """
 
 from __future__ import annotations
@@ -30,11 +36,14 @@ from localeval.prompts import RenderedPrompt, load_prompt
 
 #: The turn fields a transcript shows besides role and content, unless a metric says otherwise.
 TURN_EXTRAS: tuple[str, ...] = ("retrieval_context", "tools_called")
+#: What the transcript calls a system turn, where it names the other turns' roles: "Turn 1, <this>:".
+SYSTEM_LABEL = "system message (the assistant's instructions: context, not a turn to judge)"
 
 
 def transcript(case: ConversationalTestCase, shown: Iterable[str] = TURN_EXTRAS) -> str:
     """The conversation as every conversational prompt shows it; ``shown``: the assistant turns' extra fields."""
-    prompt = load_prompt("conversation/transcript").render(turns=case.turns, shown=tuple(shown))
+    turns = [{**dict(turn), "role": SYSTEM_LABEL} if turn.role == "system" else turn for turn in case.turns]
+    prompt = load_prompt("conversation/transcript").render(turns=turns, shown=tuple(shown))
     return "\n".join(m.content for m in prompt.messages).strip()
 
 

@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import Field
 
 from localeval.backends.base import Backend
-from localeval.data.case import ConversationalTestCase
+from localeval.data.case import Case, ConversationalTestCase
+from localeval.errors import MetricInputError
 from localeval.metrics.conversational.base import ConversationalMetric, per_turn_verdicts
 from localeval.metrics.judged import Judgement
 from localeval.prompts import RenderedPrompt
@@ -21,6 +22,11 @@ class RoleAdherence(ConversationalMetric):
 
     One request: the judge gives each assistant turn a verdict, ``in_role`` or
     ``out_of_role``. Score = in_role / assistant turns, as deepeval defines it.
+
+    Without a ``chatbot_role``, a conversation's system turns give the role: the
+    judge is told the role is the one they give (they are in the transcript, so
+    their text is not repeated). A ``chatbot_role`` is the role even when there are
+    system turns, which the judge then reads as context like every other metric.
     """
 
     kind = "role_adherence"
@@ -31,9 +37,20 @@ class RoleAdherence(ConversationalMetric):
     def required_fields(self) -> tuple[str, ...]:
         return ("chatbot_role",)
 
+    def check_case(self, case: Case) -> None:
+        if isinstance(case, ConversationalTestCase) and not case.chatbot_role:
+            if case.system_turns:
+                return  # the system turns give the role
+            raise MetricInputError(
+                self.display_name, "chatbot_role", absent=case.chatbot_role is None,
+                problem="needs it, or a system turn that gives the role, and the conversation has neither",
+            )
+        super().check_case(case)
+
     def first_prompt(self, case: ConversationalTestCase) -> RenderedPrompt:
         judged = [i + 1 for i in case.assistant_turns]
-        return self.render("verdicts", self.verdicts_prompt, case, judged=judged, chatbot_role=case.chatbot_role)
+        role = case.chatbot_role or _role_of_system_turns(case)
+        return self.render("verdicts", self.verdicts_prompt, case, judged=judged, chatbot_role=role)
 
     def judge_case(self, case: Any, judge: Backend) -> Judgement:
         indices = case.assistant_turns
@@ -45,3 +62,10 @@ class RoleAdherence(ConversationalMetric):
             conversation=asked,
             reason_variables={"verdicts": verdicts},
         )
+
+
+def _role_of_system_turns(case: ConversationalTestCase) -> str:
+    """The role, told by where the transcript shows it: "the one its system message (turn 1) gives it"."""
+    numbers = [str(i + 1) for i in case.system_turns]
+    which = "message (turn" if len(numbers) == 1 else "messages (turns"
+    return f"the one its system {which} {', '.join(numbers)}) give{'s' if len(numbers) == 1 else ''} it"

@@ -22,7 +22,8 @@ class ExchangeTurns(NamedTuple):
     """One exchange, as indices into ``turns``: where it starts, the user's turns, the assistant's reply.
 
     The first exchange starts at turn 0, so the assistant turns before the user's
-    first turn (a greeting) are in it, as context, though in no reply.
+    first turn (a greeting) are in it, as context, though in no reply; a later one
+    starts right after the reply before it, so a system turn between the two opens it.
     """
 
     start: int
@@ -34,7 +35,8 @@ def exchanges(case: ConversationalTestCase) -> list[ExchangeTurns]:
     """The conversation's exchanges: one or more user turns, then the assistant turns that answer them.
 
     A user turn after a reply opens the next exchange; user turns that no
-    assistant turn answers (the conversation's end) are in none.
+    assistant turn answers (the conversation's end) are in none, and so are system
+    turns, which lie inside the exchanges' spans as context.
     """
     found: list[ExchangeTurns] = []
     start = 0
@@ -44,9 +46,9 @@ def exchanges(case: ConversationalTestCase) -> list[ExchangeTurns]:
         if turn.role == "user":
             if reply:
                 found.append(ExchangeTurns(start, asked, reply))
-                start, asked, reply = index, [], []
+                start, asked, reply = reply[-1] + 1, [], []  # a system turn before this one opens it, as context
             asked.append(index)
-        elif asked:
+        elif turn.role == "assistant" and asked:  # a system turn is context: in the window, in no exchange
             reply.append(index)
     if reply:
         found.append(ExchangeTurns(start, asked, reply))
