@@ -50,12 +50,17 @@ def test_the_json_report_keeps_the_trust_and_reads_it_back(tmp_path: Path) -> No
     assert RunReport.load(path).trust == [AT_CHANCE]
 
 
+#: A scripted judge standing in for a llama.cpp model (a plainly scripted one has no check to report).
+STAND_IN = Fingerprint(kind="llama.cpp", model="judge.gguf", model_sha256="0" * 64, runtime="llama-cpp-python 0")
 INNER = """
 from localeval import GEval, TestCase
+from localeval.backends.base import Fingerprint
 from localeval.testing import ScriptedJudge, assert_passes
 
 def test_answer():
-    judge = ScriptedJudge(logprobs=[{"1": -5.0, "2": -5.0, "3": -5.0, "4": -5.0, "5": -0.1}])
+    judge = ScriptedJudge(logprobs=[{"1": -5.0, "2": -5.0, "3": -5.0, "4": -5.0, "5": -0.1}],
+                          fingerprint=Fingerprint(kind="llama.cpp", model="judge.gguf", model_sha256="0" * 64,
+                                                  runtime="llama-cpp-python 0"))
     metric = GEval(name="correctness", criteria="Correct.", evaluation_steps=["Check it."], include_reason=False)
     assert_passes(TestCase(input="q", actual_output="a"), metric, judge)
 """
@@ -67,24 +72,22 @@ def test_pytest_says_how_far_to_trust_each_judge_its_tests_asked(pytester: pytes
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines([
         "*localeval: how far to trust the judges*",
-        "judge backend (scripted-model) has not been checked on correctness: check it with "
-        "`localeval check-judge --config CONFIG`",
+        "judge backend (judge.gguf) has not been checked on correctness: check it with "
+        "`localeval check-judge --model judge.gguf`",
     ])
 
 
 def test_pytest_reads_the_judges_stored_check(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     checks = pytester.path / "checks"
     monkeypatch.setenv("LOCALEVAL_CHECKS_DIR", str(checks))
-    from localeval.testing import ScriptedJudge
-
-    judge: Fingerprint = ScriptedJudge().fingerprint
+    judge = STAND_IN
     CheckStore(checks).save(JudgeCheck.model_validate({
         "judge": judge.model_dump(), "checked_at": "2026-11-25T16:00:00+00:00", "families": [{
             "family": "correctness", "metric": "geval", "pairs_sha256": "0" * 64, "pairs": 24, "errored": 0,
             "ordered": 0.5, "threshold": 0.5, "bad_failed": 0, "good_passed": 24}]}))
     pytester.makepyfile(INNER)
     result = pytester.runpytest_subprocess()
-    result.stdout.fnmatch_lines(["judge backend (scripted-model) is AT CHANCE on correctness*"])
+    result.stdout.fnmatch_lines(["judge backend (judge.gguf) is AT CHANCE on correctness*"])
 
 
 def test_a_session_that_judged_nothing_says_nothing(pytester: pytest.Pytester) -> None:

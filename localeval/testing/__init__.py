@@ -3,6 +3,9 @@
 ``assertions`` (``assert_passes``, ``Expect``, ``cases``, …), ``scripted``
 (``ScriptedJudge``: canned replies, no model), ``pytest_plugin`` (the
 ``localeval_judge`` fixture and marker, loaded by pytest through an entry point).
+``recording`` is where the assertions tell what they judged (nobody listens outside
+pytest); under pytest, ``collected``, ``summary`` and ``session_report`` turn it into
+JUnit properties, the session's summary table and its localeval report.
 
 The names are imported on first use, so that pytest loading the plugin (a module of
 this package, in every pytest session of a venv with localeval) imports nothing else.

@@ -26,6 +26,10 @@ The assertions take a single-turn :class:`~localeval.data.case.TestCase` or a
 :class:`~localeval.data.case.ConversationalTestCase`; a metric given the other kind
 meets no expectation, and the message says why.
 
+Each assertion tells what it measured, passed or not, to :mod:`localeval.testing.recording`:
+outside pytest nobody listens; under pytest the plugin records each metric's score,
+threshold, verdict and reason as the test's JUnit properties and in the session's summary.
+
 Importing this module does not import pytest; :func:`cases` does, when called.
 """
 
@@ -45,6 +49,7 @@ from localeval.data.dataset import Dataset, Format, UnknownFields
 from localeval.data.results import MetricResult
 from localeval.errors import BackendError, PromptError
 from localeval.metrics.base import Metric
+from localeval.testing.recording import Judgement, tell
 from localeval.testing.scripted import ScriptedJudge, ScriptExhausted
 
 if TYPE_CHECKING:
@@ -147,7 +152,9 @@ def assert_evaluation(
     if not wanted:
         raise ValueError("assert_evaluation: no metrics given")
     _check_judge(wanted, judge)
-    results = [prepared(e.metric, judge).measure(case, judge) for e in wanted]
+    measured = [prepared(e.metric, judge) for e in wanted]
+    results = [metric.measure(case, judge) for metric in measured]
+    tell(Judgement(case, measured, results, None if judge is None else judge.fingerprint))
     lines = [
         describe(result, e.metric, e.wants(), e.marks)
         for e, result in zip(wanted, results)
@@ -227,8 +234,6 @@ def describe(result: MetricResult, metric: Metric, wanted: str = "", marks: Sequ
 
 _PREPARED: OrderedDict[tuple[str, str, str], Metric] = OrderedDict()
 _PREPARED_LOCK = threading.Lock()
-#: Every metric asked of a judge in this process, by the judge's fingerprint: what pytest's summary trusts.
-_JUDGED: dict[str, dict[str, Metric]] = {}
 
 
 def prepared(metric: Metric, judge: Backend | None) -> Metric:
@@ -240,9 +245,6 @@ def prepared(metric: Metric, judge: Backend | None) -> Metric:
     """
     if metric.threshold_unresolved and judge is not None:
         metric = _calibrated(metric, judge)
-    if judge is not None and metric.needs_judge:
-        with _PREPARED_LOCK:
-            _JUDGED.setdefault(judge.fingerprint.model_dump_json(), {})[metric.model_dump_json()] = metric
     fingerprint = judge.fingerprint.model_dump_json() if judge is not None else ""
     kind = type(metric)
     key = (f"{kind.__module__}.{kind.__qualname__}", metric.model_dump_json(), fingerprint)
@@ -269,12 +271,6 @@ def _calibrated(metric: Metric, judge: Backend) -> Metric:
 
     store = CheckStore(Paths.from_environ(os.environ).judge_checks)
     return calibrated([metric], {judge_name(metric): judge.fingerprint}, store)[0]
-
-
-def judged() -> list[tuple[str, list[Metric]]]:
-    """Each judge this process asked (its fingerprint as JSON) with the metrics it was asked about."""
-    with _PREPARED_LOCK:
-        return [(fingerprint, list(metrics.values())) for fingerprint, metrics in _JUDGED.items()]
 
 
 def clear_prepared() -> None:
