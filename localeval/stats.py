@@ -25,6 +25,10 @@ CONFIDENCE = 0.95
 RESAMPLES = 9999
 SEED = 20261125
 
+#: The fewest values a bootstrap interval is given for. Below it the resamples can only vary as much as
+#: the few values happen to (two cases that both dropped by 0.1 give an interval of zero width), so the
+#: interval is far too narrow to say anything: no interval, and no verdict from it.
+MIN_VALUES = 10
 
 class Interval(NamedTuple):
     """A point estimate with its confidence interval (``low`` ≤ ``estimate`` ≤ ``high``)."""
@@ -60,10 +64,10 @@ def wilson(successes: int, n: int, confidence: float = CONFIDENCE) -> Interval |
 
 
 def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> Interval | None:
-    """The mean of ``values`` with its bootstrap (BCa) interval; None for fewer than two values.
+    """The mean of ``values`` with its bootstrap (BCa) interval; None for fewer than :data:`MIN_VALUES`.
 
     All values equal: the interval is that value (no resample can differ)."""
-    if len(values) < 2:
+    if len(values) < MIN_VALUES:
         return None
     if min(values) == max(values):
         return Interval(values[0], values[0], values[0])
@@ -75,7 +79,7 @@ def mean_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> In
 def paired_mean_change(before: Sequence[float], after: Sequence[float],
                        confidence: float = CONFIDENCE) -> Interval | None:
     """The mean of ``after[i] - before[i]`` over the same cases, with its paired bootstrap interval;
-    None for fewer than two pairs."""
+    None for fewer than :data:`MIN_VALUES` pairs."""
     if len(before) != len(after):
         raise ValueError(f"paired values differ in length: {len(before)} and {len(after)}")
     return mean_interval([b - a for a, b in zip(before, after, strict=True)], confidence)

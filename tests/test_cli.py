@@ -242,7 +242,7 @@ def test_compare_of_runs_over_different_files_says_so_and_keeps_values_whole_in_
     for name in ("a", "b"):
         ran = localeval("run", f"{name}.jsonl", "-m", "exact_match", "--run-dir", f"run-{name}", env=env, cwd=tmp_path)
         assert ran.returncode == {"a": EXIT_OK, "b": EXIT_FAILED}[name], ran.stderr  # b's case 2 fails
-    result = localeval("compare", "run-a", "run-b", env=env, cwd=tmp_path)  # COLUMNS=60, stdout a pipe
+    result = localeval("compare", "run-a", "run-b", "--fail-on-regression", "flip", env=env, cwd=tmp_path)  # COLUMNS=60, a pipe
     assert result.returncode == 1, result.stderr  # case 2 went from pass to fail
     lines = result.stdout.splitlines()
     assert "…" not in result.stdout

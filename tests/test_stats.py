@@ -32,13 +32,20 @@ def test_wilson_is_honest_at_the_edges() -> None:
 
 
 def test_mean_interval_contains_the_mean_and_narrows_with_more_data() -> None:
-    few = stats.mean_interval([0.2, 0.4, 0.6, 0.8])
+    few = stats.mean_interval([0.2, 0.4, 0.6, 0.8] * 3)
     many = stats.mean_interval([0.2, 0.4, 0.6, 0.8] * 25)
     assert few is not None and many is not None
     assert few.low < 0.5 < few.high and many.low < 0.5 < many.high
     assert many.high - many.low < (few.high - few.low) / 2
     assert stats.mean_interval([0.7]) is None
-    assert stats.mean_interval([0.7, 0.7, 0.7]) == stats.Interval(0.7, 0.7, 0.7)
+    assert stats.mean_interval([0.7] * 10) == stats.Interval(0.7, 0.7, 0.7)
+
+
+def test_too_few_values_get_no_interval_rather_than_a_falsely_narrow_one() -> None:
+    # Two cases that both dropped by 0.1: every resample is -0.1, an interval of zero width.
+    assert stats.paired_mean_change([0.5, 0.6], [0.4, 0.5]) is None
+    assert stats.mean_interval([0.1, 0.9, 0.5, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6]) is None  # 9 < MIN_VALUES
+    assert stats.mean_interval([0.1, 0.9, 0.5, 0.3, 0.7, 0.2, 0.8, 0.4, 0.6, 0.5]) is not None
 
 
 def test_mean_interval_is_the_same_on_every_call() -> None:
@@ -58,8 +65,8 @@ def test_paired_change_sees_a_consistent_small_shift_that_unpaired_noise_would_h
 
 
 def test_paired_change_of_noise_includes_zero() -> None:
-    before = [0.5, 0.6, 0.4, 0.55, 0.45, 0.5, 0.6, 0.4]
-    after = [0.55, 0.55, 0.45, 0.5, 0.5, 0.45, 0.65, 0.35]
+    before = [0.5, 0.6, 0.4, 0.55, 0.45, 0.5, 0.6, 0.4, 0.5, 0.5]
+    after = [0.55, 0.55, 0.45, 0.5, 0.5, 0.45, 0.65, 0.35, 0.45, 0.55]
     change = stats.paired_mean_change(before, after)
     assert change is not None and not change.excludes(0.0)
 

@@ -2,7 +2,7 @@
 exit leaves behind.
 
 0 done (every metric passed); 1 some metric failed, or a comparison found a
-regression; 2 bad usage or input (or a system that refuses: a full disk, a
+regression (``compare --fail-on-regression``); 2 bad usage or input (or a system that refuses: a full disk, a
 read-only cache), before any judge call; 3 some result could not be computed
 (listed), or the run stopped before it finished (its journal kept what did, and the
 message says how to resume); 4 an unexpected error, a bug: one line, the traceback

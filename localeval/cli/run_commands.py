@@ -127,10 +127,13 @@ def compare(
     after: Annotated[str, typer.Argument(help="The new run.")],
     tolerance: Annotated[float, typer.Option(help="Score moves up to this much are not listed.")] = 0.0,
 ) -> None:
-    """List the cases and metrics whose score or pass/fail changed between two runs.
+    """Compare two runs case by case: each output's word diff, each metric's score before and after;
+    and per metric whether the change is real: the mean change with its 95% interval, McNemar's test
+    of the pass/fail flips, a verdict (docs/runs.md#comparing-two-runs).
 
-    Exit codes: 0 no regression; 1 a result went from pass to fail, or from scored
-    to error; 2 bad usage or input.
+    Exit codes: 0 compared (whatever changed, unless --fail-on-regression); 1 the
+    --fail-on-regression gate failed; 2 bad usage or input (runs with no case in common, an
+    unfinished run, a folder that is not a run, a report it cannot read).
     """
     from localeval.cli.runs import load_report
     from localeval.reports import compare as compare_runs
@@ -139,7 +142,14 @@ def compare(
     runs = user_paths().runs
     comparison = compare_runs(load_report(before, runs), load_report(after, runs), tolerance=tolerance)
     print_comparison(stdout(), comparison)
-    raise typer.Exit(EXIT_FAILED if comparison.has_regressions or comparison.has_new_errors else 0)
+    fail_on_regression: Annotated[str | None, typer.Option(
+        help="Exit 1 on a regression: mean, a metric's mean got worse beyond its 95% interval; flip, a result "
+             "went from pass to fail or error; any, either. Without it, compare exits 0 whatever changed.")] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Also write the comparison as JSON here.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write the comparison as an HTML page here.")] = None,
+    for path in write_comparison(comparison, json_path=json_path, html_path=html):
+        say(str(path))
+    raise typer.Exit(EXIT_FAILED if print_gate(stderr(), comparison, gate) else 0)
 
 
 def arena(
@@ -148,7 +158,13 @@ def arena(
     run_b: Annotated[str | None, typer.Argument(
         help="The other run, of the same inputs; without it, RUN_A's \\[\\[targets]] are compared.")] = None,
     config: ConfigOption = None,
+    from localeval.reports.compare import GATES
+    from localeval.reports.compare_html import write_comparison
+    from localeval.reports.terminal import print_gate
     names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
+    gate = next((g for g in GATES if g == fail_on_regression), None)
+    if fail_on_regression is not None and gate is None:
+        raise ConfigError(f"--fail-on-regression takes {', '.join(GATES)}, got {fail_on_regression!r}")
     model: ModelOption = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
