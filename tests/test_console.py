@@ -57,7 +57,7 @@ def test_outside_a_terminal_the_results_keep_every_value_whole() -> None:
     assert any(line.startswith("│ 2 ") and f"{LONG_PATH}:2" in line and "error" in line for line in lines)
     summary = next(line for line in lines if line.startswith("│ answer_relevancy"))
     assert [cell.strip() for cell in summary.split("│")[1:-1]] == [
-        "answer_relevancy (logprobs)", "1", "0", "1", "100%", "0.812"
+        "answer_relevancy (logprobs)", "1", "0", "1", "100% [21–100]", "0.812"  # Wilson's 1 of 1; one mean
     ]
     assert lines[-1] == "2 cases in 0.0 s."
 

@@ -121,6 +121,61 @@ def test_the_script_scrolls_filters_and_sorts(tmp_path: Path, page: Path) -> Non
     assert probe["descending"] == ["case-4", "case-3", "case-1", "case-2"]
 
 
+# Appended to a copy of the page: what a reader sees first in an opened case and in the header.
+READING = """<script>
+(function () {
+  // a closed <details> keeps its content laid out but skips rendering it (content-visibility): ask that
+  function shown(el) { return el.checkVisibility(); }
+  var fields = Array.prototype.map.call(document.querySelectorAll("#case-1 .inputs dt"), function (dt) {
+    return [dt.textContent, Math.round(dt.getBoundingClientRect().top)];
+  });
+  var folded = document.querySelector("details.fingerprints");
+  var summary = folded.querySelector("summary");
+  function facts(within) { return Array.prototype.filter.call(within.querySelectorAll("dt"), shown); }
+  var before = {open: folded.open, line: summary.textContent, shownFacts: facts(folded).length,
+                height: Math.round(summary.getBoundingClientRect().height),
+                visibleMeta: facts(document.querySelector("header.page")).map(function (dt) {
+                  return dt.textContent; })};
+  folded.open = true;
+  before.openedFacts = facts(folded).length;
+  var data = {fields: fields, header: before, scripts: document.scripts.length,
+              injected: document.querySelectorAll("img, [onload], [onerror]").length + Array.prototype.filter.call(
+                document.querySelectorAll("b"), function (b) { return b.textContent === "bold"; }).length,
+              expected: Array.prototype.filter.call(document.querySelectorAll("#case-2 .inputs dt"), function (dt) {
+                return dt.textContent === "expected_output"; }).map(function (dt) {
+                return dt.nextElementSibling.textContent; })};
+  document.body.setAttribute("data-probe", JSON.stringify(data));
+})();
+</script>
+"""
+
+
+def test_a_reader_sees_the_texts_first_the_fingerprints_folded_and_hostile_text_as_text(tmp_path: Path) -> None:
+    from test_reports import SVG, XSS
+
+    report = sample_report()
+    judge = report.backend.model_copy(update={"model": f"tiny {XSS}"})  # type: ignore[union-attr]
+    page = tmp_path / "report.html"
+    write_reports(report.model_copy(update={"backend": judge}), copies={"html": page})
+    probed = tmp_path / "probed.html"
+    probed.write_text(page.read_text(encoding="utf-8").replace("</body>", READING + "</body>"), encoding="utf-8")
+    dom = chromium(tmp_path, f"{probed.as_uri()}#case-1", "--dump-dom")
+    found = re.search(r'data-probe="([^"]*)"', dom)
+    assert found, "the probe did not run"
+    probe = json.loads(html.unescape(found.group(1)))
+    names = [name for name, _ in probe["fields"]]
+    assert names == ["input", "actual_output", "expected_output", "name", "tags", "retrieval_context"]
+    tops = [top for _, top in probe["fields"]]
+    assert tops == sorted(tops) and len(set(tops)) == len(tops)  # one under the other, in that order, on screen
+    header = probe["header"]
+    assert (header["open"], header["shownFacts"]) == (False, 0)  # folded: no fingerprint shows
+    assert header["line"] == f"judge tiny {XSS} (llama.cpp) · fingerprints"  # one line, the name as text
+    assert header["height"] < 30 and header["openedFacts"] >= 4  # opened, they show
+    assert "run" in header["visibleMeta"] and not any("sha256" in fact for fact in header["visibleMeta"])
+    assert (probe["scripts"], probe["injected"]) == (2, 0)  # the page's and the probe's; no element from data
+    assert probe["expected"] == [SVG]  # hostile expected output shown as its text
+
+
 def test_screenshot_of_an_opened_case(tmp_path: Path, page: Path) -> None:
     shot = tmp_path / "report-case-2.png"
     chromium(tmp_path, f"{page.as_uri()}#case-2", "--hide-scrollbars", f"--screenshot={shot}", window="1280,2200")

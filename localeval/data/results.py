@@ -14,6 +14,7 @@ from localeval.data.dataset import DatasetSource
 from localeval.data.strict_json import REPORT_DEPTH, json_document
 from localeval.errors import InputError, first_problem
 from localeval.files import write_text_atomically
+from localeval.stats import CONFIDENCE, Interval, mean_interval, wilson
 
 #: The JSON report's format version. Readers refuse versions they do not know.
 #: 2 added MetricResult.raw_score, lower_is_better and usage, RunStats' token counts and
@@ -70,6 +71,21 @@ class CaseResult(BaseModel):
     target: str | None = Field(None, description="With several targets: the target whose output was judged.")
 
 
+class ConfidenceInterval(BaseModel):
+    """Where a run's figure would most likely lie over many more cases like these: its confidence interval."""
+
+    model_config = ConfigDict(frozen=True)
+
+    low: float
+    high: float
+    confidence: float = CONFIDENCE
+    method: str = Field(description="'wilson' (a pass rate) or 'bootstrap BCa' (a mean; 9,999 seeded resamples).")
+
+    @classmethod
+    def of(cls, interval: Interval | None, method: str) -> ConfidenceInterval | None:
+        return None if interval is None else cls(low=interval.low, high=interval.high, method=method)
+
+
 class MetricSummary(BaseModel):
     """Aggregates of one metric over the run."""
 
@@ -82,6 +98,10 @@ class MetricSummary(BaseModel):
     errored: int
     pass_rate: float | None = Field(description="passed / (passed + failed); None if none scored.")
     mean_score: float | None = None
+    pass_rate_interval: ConfidenceInterval | None = Field(
+        None, description="pass_rate's 95% Wilson interval; None if none scored, and in reports written before it.")
+    mean_score_interval: ConfidenceInterval | None = Field(
+        None, description="mean_score's 95% bootstrap interval; None under 10 scores (stats.MIN_VALUES), and in older reports.")
     details: dict[str, Any] = Field(
         default_factory=dict, description="What the metric says about the whole run (the arena: its ranking)."
     )
@@ -99,6 +119,8 @@ class MetricSummary(BaseModel):
             errored=len(results) - len(scored),
             pass_rate=passed / len(scored) if scored else None,
             mean_score=statistics.fmean(scores) if scores else None,
+            pass_rate_interval=ConfidenceInterval.of(wilson(passed, len(scored)), "wilson"),
+            mean_score_interval=ConfidenceInterval.of(mean_interval(scores), "bootstrap BCa"),
             details=details or {},
         )
 

@@ -26,6 +26,10 @@ from localeval.reports.transcript_html import is_conversation, render_transcript
 #: How a pass rule reads on the page.
 _SYMBOL = {">=": "≥", "<=": "≤"}
 
+#: An opened case shows these first, in this order: what went in, what came out and what should have;
+#: then what the case is called and tagged. The other fields follow in the case's own order.
+READING_ORDER = ("input", "actual_output", "expected_output", "name", "tags")
+
 
 def render_cases(report: RunReport) -> str:
     """The filter controls and the table of every case of ``report``."""
@@ -93,7 +97,9 @@ def _inputs(inputs: dict[str, Any], results: list[MetricResult]) -> str:
         return '<p class="empty">No inputs recorded.</p>'
     transcript = render_transcript(inputs["turns"], results) if is_conversation(inputs) else ""
     rest = {k: v for k, v in inputs.items() if not (transcript and k == "turns")}
-    fields = "".join(f"<div><dt>{escape(k)}</dt><dd>{_input_value(v)}</dd></div>" for k, v in rest.items())
+    first = {k: rest[k] for k in READING_ORDER if k in rest}
+    ordered = first | {k: v for k, v in rest.items() if k not in first}
+    fields = "".join(f"<div><dt>{escape(k)}</dt><dd>{_input_value(v)}</dd></div>" for k, v in ordered.items())
     return transcript + (f'<dl class="fields">{fields}</dl>' if fields else "")
 
 

@@ -18,6 +18,7 @@ from localeval.files import write_text_atomically
 from localeval.reports.html import render_html
 from localeval.reports.jsonl import cases_jsonl
 from localeval.reports.junit import junit_xml
+from localeval.reports.results_csv import results_csv
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ FORMATS: dict[str, ReportFormat] = {
         ReportFormat("cases", "cases.jsonl", "one case per line (JSON Lines)", lambda r: cases_jsonl(r.cases)),
         ReportFormat("html", "report.html", "a self-contained HTML page", render_html),
         ReportFormat("junit", "junit.xml", "JUnit XML for CI systems", junit_xml),
+        ReportFormat("csv", "results.csv", "one row per case and metric, for spreadsheets", results_csv),
     )
 }
 

@@ -17,6 +17,7 @@ from string import Template
 from localeval.data.results import MetricResult, MetricSummary, RunReport
 from localeval.reports.arena_html import render_arena
 from localeval.reports.cases_html import render_cases
+from localeval.reports.figures import Figure, mean_score, pass_rate
 from localeval.reports.rules import pass_rule
 from localeval.reports.svg import histogram
 from localeval.reports.targets_html import render_targets
@@ -59,6 +60,8 @@ def _asset(name: str) -> str:
 
 
 def _header(report: RunReport) -> str:
+    """What a reader wants first (the run, its size and cost, the dataset), then the fingerprints folded
+    under one line that names the judge: the hashes and settings are for reproducing a run, not reading it."""
     stats = report.stats
     facts: list[tuple[str, str]] = [
         ("run", report.run_id),
@@ -73,23 +76,40 @@ def _header(report: RunReport) -> str:
     if stats.prompt_tokens is not None:
         facts.append(("tokens", f"{stats.prompt_tokens} prompt, {stats.completion_tokens} completion"))
     if report.dataset is not None:
-        facts += [("dataset", report.dataset.path), ("dataset sha256", report.dataset.sha256)]
+        facts.append(("dataset", report.dataset.path))
     if stats.resumed:
         facts.append(("resumed", f"{stats.resumed} results"))
-    backend = report.backend
-    if backend is not None:
-        facts += [("backend", backend.kind), ("model", backend.model), ("runtime", backend.runtime)]
-        if backend.model_sha256:
-            facts.append(("model sha256", backend.model_sha256))
-        facts += [(f"setting {k}", _text(v)) for k, v in backend.settings.items()]
-    items = "".join(
-        f'<div><dt>{escape(k)}</dt><dd{_long(v)}>{escape(v)}</dd></div>' for k, v in facts
-    )
     config = ""
     if report.config:
         text = json.dumps(report.config, indent=2, ensure_ascii=False, default=str)
-        config = f'<details class="config"><summary>configuration</summary><pre class="json">{escape(text)}</pre></details>'
-    return f'<dl class="meta">{items}</dl>{config}'
+        config = ('<details class="config"><summary>configuration</summary>'
+                  f'<pre class="json">{escape(text)}</pre></details>')
+    return f'<dl class="meta">{_facts(facts)}</dl>{_fingerprints(report)}{config}'
+
+
+def _fingerprints(report: RunReport) -> str:
+    """The dataset's sha256 and every judge's fingerprint, in a ``<details>`` whose summary names the judge."""
+    facts = [("dataset sha256", report.dataset.sha256)] if report.dataset is not None else []
+    judges = ({"": report.backend} if report.backend is not None else {}) | report.judges
+    for name, fingerprint in judges.items():
+        prefix = f"judge {name}: " if name else ""
+        facts += [(f"{prefix}backend", fingerprint.kind), (f"{prefix}model", fingerprint.model),
+                  (f"{prefix}runtime", fingerprint.runtime)]
+        if fingerprint.model_sha256:
+            facts.append((f"{prefix}model sha256", fingerprint.model_sha256))
+        facts += [(f"{prefix}setting {k}", _text(v)) for k, v in fingerprint.settings.items()]
+    if not facts:
+        return ""
+    said = [f"judge {report.backend.model} ({report.backend.kind})"] if report.backend is not None else []
+    if report.judges:
+        said.append(f"{len(report.judges)} named judge{'' if len(report.judges) == 1 else 's'}")
+    line = ", ".join(said) or "no judge"
+    return (f'<details class="fingerprints"><summary>{escape(line)} · fingerprints</summary>'
+            f'<dl class="meta">{_facts(facts)}</dl></details>')
+
+
+def _facts(facts: list[tuple[str, str]]) -> str:
+    return "".join(f'<div><dt>{escape(k)}</dt><dd{_long(v)}>{escape(v)}</dd></div>' for k, v in facts)
 
 
 def _summary(report: RunReport) -> str:
@@ -103,8 +123,6 @@ def _card(summary: MetricSummary, results: list[MetricResult]) -> str:
     threshold = results[0].threshold if results else None
     rule = pass_rule(results[0]) if results else ">="
     scores = [r.score for r in results if r.score is not None]
-    rate = "–" if summary.pass_rate is None else f"{summary.pass_rate:.0%}"
-    mean = "–" if summary.mean_score is None else f"{summary.mean_score:.3f}"
     counts = (
         f'<span class="pass">{summary.passed} passed</span> · <span class="fail">{summary.failed} failed</span>'
         f' · <span class="error">{summary.errored} errored</span> · <span>{summary.cases} cases</span>'
@@ -114,10 +132,16 @@ def _card(summary: MetricSummary, results: list[MetricResult]) -> str:
     passes = "" if threshold is None else f'<div class="rule">passes at score {symbol} {threshold:g}</div>'
     return (
         f'<article class="card"><h3>{escape(summary.metric)}{kind}</h3>'
-        f'<div class="figures"><div><b>{rate}</b><small>pass rate</small></div>'
-        f"<div><b>{mean}</b><small>mean score</small></div></div>"
+        f'<div class="figures">{_figure(pass_rate(summary, "–"), "pass rate")}'
+        f'{_figure(mean_score(summary, "–"), "mean score")}</div>'
         f'<div class="counts">{counts}</div>{chart}{passes}</article>'
     )
+
+
+def _figure(figure: Figure, what: str) -> str:
+    """A figure big, its 95% interval (when the report has one) small beside it."""
+    ci = f'<span class="ci" title="{escape(figure.note)}">{escape(figure.interval)}</span>' if figure.interval else ""
+    return f"<div><b>{escape(figure.value)}</b>{ci}<small>{what}</small></div>"
 
 
 def _text(value: object) -> str:

@@ -5,7 +5,9 @@ result is a ``<failure>`` whose message states the score, the threshold and
 the rule that decided it, with the judge's reason as its text (a composite's
 names each part that failed on its own, and the aggregate when it fell short); an
 errored one is an ``<error>``. A conversation is one ``<testcase>`` per metric, and a failure
-lists the verdict on each judged turn under the reason. Each suite's ``<properties>`` name the run and the model.
+lists the verdict on each judged turn under the reason. Each suite's ``<properties>`` name the run and the
+model, and give the metric's pass rate and mean score with their 95% intervals' bounds
+(``pass_rate_ci95_low``, ``pass_rate_ci95_high``, and the same for ``mean_score``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from localeval.data.results import CaseResult, MetricResult, RunReport
+from localeval.data.results import CaseResult, MetricResult, MetricSummary, RunReport
 from localeval.reports.rules import case_label, failure_message, pass_rule, turn_verdicts
 
 # Characters XML 1.0 cannot hold at all, not even escaped; a judge's reply may contain them.
@@ -29,7 +31,7 @@ def junit_xml(report: RunReport) -> str:
     total_time = 0.0
     for summary in report.summary:
         pairs = [(c, r) for c in report.cases for r in c.results if r.metric == summary.metric]
-        suite = _suite(report, summary.metric, pairs)
+        suite = _suite(report, summary, pairs)
         root.append(suite)
         for key in totals:
             totals[key] += int(suite.get(key, "0"))
@@ -41,11 +43,11 @@ def junit_xml(report: RunReport) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _suite(report: RunReport, metric: str, pairs: list[tuple[CaseResult, MetricResult]]) -> ET.Element:
+def _suite(report: RunReport, summary: MetricSummary, pairs: list[tuple[CaseResult, MetricResult]]) -> ET.Element:
     results = [r for _, r in pairs]
     suite = ET.Element(
         "testsuite",
-        name=_clean(metric),
+        name=_clean(summary.metric),
         tests=str(len(results)),
         failures=str(sum(1 for r in results if r.passed is False)),
         errors=str(sum(1 for r in results if r.errored)),
@@ -67,12 +69,28 @@ def _suite(report: RunReport, metric: str, pairs: list[tuple[CaseResult, MetricR
         ("dataset_sha256", report.dataset.sha256 if report.dataset else None),
         ("prompt_tokens", str(_tokens(results, "prompt_tokens"))),
         ("completion_tokens", str(_tokens(results, "completion_tokens"))),
+        *_figures(summary),
     ):
         if value is not None:
             ET.SubElement(properties, "property", name=name, value=_clean(value))
     for case, result in pairs:
         suite.append(_testcase(case, result))
     return suite
+
+
+def _figures(summary: MetricSummary) -> list[tuple[str, str | None]]:
+    """The pass rate and mean score with their 95% intervals' bounds, where the report has them."""
+    found: list[tuple[str, str | None]] = []
+    for name, value, interval in (("pass_rate", summary.pass_rate, summary.pass_rate_interval),
+                                  ("mean_score", summary.mean_score, summary.mean_score_interval)):
+        found.append((name, _number(value)))
+        if interval is not None:
+            found += [(f"{name}_ci95_low", _number(interval.low)), (f"{name}_ci95_high", _number(interval.high))]
+    return found
+
+
+def _number(value: float | None) -> str | None:
+    return None if value is None else f"{value:.6g}"
 
 
 def _tokens(results: list[MetricResult], name: str) -> int:

@@ -2,12 +2,14 @@
 
 With one target: its identity (model, fingerprint, template hash, what generation cost).
 With several: per metric, each target's pass rate and mean score; then a case-by-case
-matrix, one row per golden and one column per target, each cell the target's output and
-its scores, so the outputs read side by side.
+matrix, one row per golden: its input, its expected output, and one column per target, each
+cell the target's output and its scores, so the outputs read side by side. The better output
+of a row is marked (:func:`better_target`).
 """
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 from localeval.data.results import CaseResult, MetricResult, RunReport, TargetRecord
@@ -34,8 +36,9 @@ def _identities(records: list[TargetRecord]) -> str:
     )
     return (
         '<table class="identities"><caption>Who wrote the outputs</caption><thead><tr><th>target</th><th>kind</th>'
-        "<th>model</th><th>model sha256</th><th>template sha256</th><th>generated</th><th>resumed</th>"
-        f"<th>failed</th><th>s per output</th></tr></thead><tbody>{rows}</tbody></table>"
+        '<th>model</th><th>model sha256</th><th>template sha256</th><th class="n">generated</th>'
+        '<th class="n">resumed</th><th class="n">failed</th><th class="n">s per output</th></tr></thead>'
+        f"<tbody>{rows}</tbody></table>"
     )
 
 
@@ -45,7 +48,7 @@ def _per_output(record: TargetRecord) -> str:
 
 def _by_metric(report: RunReport) -> str:
     names = list(report.target_summaries)
-    head = "".join(f"<th>{escape(n)}</th>" for n in names)
+    head = "".join(f'<th class="n">{escape(n)}</th>' for n in names)
     rows = ""
     for i, summary in enumerate(report.summary):
         cells = ""
@@ -72,19 +75,45 @@ def _matrix(report: RunReport) -> str:
         first = next(iter(by_target.values()))
         label = escape(first.name or first.location or "")
         question = escape(str(first.inputs.get("input", "")))
-        cells = "".join(_cell(by_target.get(name)) for name in names)
-        rows += f'<tr><th scope="row">{label}<div class="input">{question}</div></th>{cells}</tr>'
-    return (f'<table class="matrix"><caption>Case by case: each target\'s output and scores</caption>'
-            f"<thead><tr><th>golden</th>{head}</tr></thead><tbody>{rows}</tbody></table>")
+        expected = first.inputs.get("expected_output")
+        expected_cell = f'<td class="expected">{escape(str(expected))}</td>' if expected is not None else "<td>–</td>"
+        better = better_target(by_target)
+        cells = "".join(_cell(by_target.get(name), better == name) for name in names)
+        rows += f'<tr><th scope="row">{label}<div class="input">{question}</div></th>{expected_cell}{cells}</tr>'
+    return (f'<table class="matrix"><caption>Case by case: each target\'s output and scores; '
+            "<span class=\"better-mark\">better</span> marks the output with the highest mean score on the row's "
+            "metrics</caption>"
+            f"<thead><tr><th>golden</th><th>expected output</th>{head}</tr></thead><tbody>{rows}</tbody></table>")
 
 
-def _cell(case: CaseResult | None) -> str:
+def better_target(by_target: dict[str, CaseResult]) -> str | None:
+    """The target whose output did best on one golden: the highest mean over the golden's metrics of each
+    score, taken as 1 − score where lower is better (hallucination). Only targets with every metric scored
+    compete (an error says nothing of the output); None with fewer than two of them, or a tie at the top."""
+    means: dict[str, float] = {}
+    for name, case in by_target.items():
+        scores = [_goodness(r.score, r.lower_is_better) for r in case.results if r.score is not None]
+        if case.results and len(scores) == len(case.results):
+            means[name] = math.fsum(scores) / len(scores)
+    ranked = sorted(means.values(), reverse=True)
+    if len(ranked) < 2 or ranked[0] == ranked[1]:
+        return None
+    return next(name for name, mean in means.items() if mean == ranked[0])
+
+
+def _goodness(score: float, lower_is_better: bool) -> float:
+    return 1.0 - score if lower_is_better else score
+
+
+def _cell(case: CaseResult | None, better: bool) -> str:
     if case is None:
         return "<td>–</td>"
     output = case.inputs.get("actual_output")
     text = f'<div class="output">{escape(str(output))}</div>' if output is not None else ""
+    mark = '<span class="better-mark">better</span>' if better else ""
     scores = "".join(_score(r) for r in case.results)
-    return f'<td id="case-{case.index + 1}-target">{text}<ul class="scores">{scores}</ul></td>'
+    klass = ' class="better"' if better else ""
+    return f'<td id="case-{case.index + 1}-target"{klass}>{mark}{text}<ul class="scores">{scores}</ul></td>'
 
 
 def _score(result: MetricResult) -> str:
