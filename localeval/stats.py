@@ -7,6 +7,8 @@ localeval loads neither scipy nor numpy).
 - :func:`mean_interval` a mean's interval by the bootstrap (BCa), and :func:`paired_mean_change`
   the mean change between two runs over the same cases: the bootstrap of the per-case differences
   (a paired bootstrap), so a case's own difficulty cancels out.
+- :func:`win_rate` a win rate with ties as half a win, its interval Wilson's on the decided comparisons;
+  :func:`resampled_intervals` the bootstrap of any statistic over resampled cases (a refitted ranking).
 - :func:`mcnemar` the exact McNemar test of pass/fail flips between two runs over the same cases:
   a two-sided binomial test on the discordant pairs.
 
@@ -18,13 +20,11 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 CONFIDENCE = 0.95
 RESAMPLES = 9999
-SEED = 20261125
-
 #: The fewest values a bootstrap interval is given for. Below it the resamples can only vary as much as
 #: the few values happen to (two cases that both dropped by 0.1 give an interval of zero width), so the
 #: interval is far too narrow to say anything: no interval, and no verdict from it.
@@ -103,6 +103,57 @@ def mcnemar(passed_before: Sequence[bool], passed_after: Sequence[bool]) -> McNe
     return McNemar(fixed, broken, float(stats.binomtest(fixed, fixed + broken, 0.5).pvalue))
 
 
+def win_rate(wins: int, ties: int, losses: int, confidence: float = CONFIDENCE) -> Interval | None:
+    """The share of comparisons won, a tie counting half a win, with its interval; None without any.
+
+    Wilson's interval counts whole successes, and a tie is half of one. A tie says nothing about which
+    side is better (the sign test sets ties aside for that reason), so the interval is Wilson's on the
+    decided comparisons, ``wins / (wins + losses)``, carried onto the win rate with the ties' share as
+    observed: ``rate = ties / 2n + (wins + losses) / n × decided share``. It excludes 0.5 exactly when
+    Wilson's interval of the decided share does. All ties: 0.5, which no decided comparison moves.
+    """
+    if min(wins, ties, losses) < 0:
+        raise ValueError(f"counts cannot be negative, got {wins} wins, {ties} ties, {losses} losses")
+    n = wins + ties + losses
+    if n == 0:
+        return None
+    rate = (wins + ties / 2) / n
+    share = wilson(wins, wins + losses, confidence)
+    if share is None:
+        return Interval(rate, rate, rate)
+    floor, weight = ties / (2 * n), (wins + losses) / n
+    return Interval(rate, floor + weight * share.low, floor + weight * share.high)
+
+
+def resampled_intervals(units: int, statistic: Callable[[Any], Any], resamples: int = RESAMPLES,
+                        confidence: float = CONFIDENCE) -> list[tuple[float, float]] | None:
+    """Each value ``statistic`` computes, with its percentile bootstrap interval over ``units`` (cases)
+    resampled with replacement (seeded); None for fewer than two units.
+
+    ``statistic`` is vectorized: it gets a numpy array of unit indices, one resample per row
+    (``resamples × units``; one row: the units themselves), and returns its values one column per
+    row (``values × resamples``), a value it cannot compute on a resample as NaN, whose interval is
+    then NaN. Percentile, not BCa: BCa's jackknife costs a statistic per unit, and its correction is
+    unstable for a statistic that jumps (a fit smoothed on some resamples only).
+    """
+    if units < 2:
+        return None
+    import numpy as np  # lazily, as scipy
+    from scipy import stats
+
+    def values(indices: Any, axis: int = -1) -> Any:
+        rows = np.atleast_2d(np.moveaxis(indices, axis, -1))
+        found = np.asarray(statistic(rows), dtype=float)
+        return found if indices.ndim > 1 else found[:, 0]
+
+    with warnings.catch_warnings():  # a value equal on every resample: scipy warns, the interval is that value
+        warnings.simplefilter("ignore")
+        result = stats.bootstrap((np.arange(units),), values, vectorized=True, n_resamples=resamples, batch=_BATCH,
+                                 confidence_level=confidence, method="percentile", rng=np.random.default_rng(SEED))
+    lows, highs = np.atleast_1d(result.confidence_interval.low), np.atleast_1d(result.confidence_interval.high)
+    return [(float(low), float(high)) for low, high in zip(lows, highs, strict=True)]
+
+
 def _bootstrap(values: Sequence[float], confidence: float) -> tuple[float, float]:
     import numpy as np  # lazily, as scipy
     from scipy import stats
@@ -115,6 +166,6 @@ def _bootstrap(values: Sequence[float], confidence: float) -> tuple[float, float
         low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
         if not (math.isfinite(low) and math.isfinite(high)):
             result = stats.bootstrap(data, np.mean, confidence_level=confidence, n_resamples=RESAMPLES,
-                                     method="percentile", rng=np.random.default_rng(SEED))
+                                     batch=_BATCH, method="percentile", rng=np.random.default_rng(SEED))
             low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     return low, high

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
 import pytest
 from command_line import Project
+from scripted import ScriptedBackend
 
-from localeval.cli.exits import EXIT_FAILED
+from localeval.cli.arena import arena_exit_code
+from localeval.cli.exits import EXIT_ERRORED, EXIT_FAILED, EXIT_OK
+from localeval.data.case import TestCase
+from localeval.data.dataset import Dataset
+from localeval.data.results import RunReport
+from localeval.metrics import Arena
+from localeval.metrics.arena import better_than_first
+from localeval.run.runner import RunOptions, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "arena"
@@ -28,8 +37,10 @@ def test_two_runs_of_the_same_inputs_are_judged_against_each_other(tmp_path: Pat
     v2 = judged_run(EXAMPLE / "v2.jsonl", tmp_path / "v2", project)
     done = project.localeval("arena", str(v2), str(v1 / "report.json"), "--names", "v2,v1",
                              "-c", str(EXAMPLE / "arena.toml"), "--run-dir", str(tmp_path / "arena"))
-    assert done.returncode == EXIT_FAILED, done.stderr  # v2 is preferred on 2 of the 4 cases only (a 135M judge)
     report = json.loads((tmp_path / "arena" / "report.json").read_text())
+    verdicts = {(p["a"], p["b"]): p["verdict"] for p in report["summary"][0]["details"]["pairs"]}
+    # exit 1 only when v1, the other, is significantly better than v2, the first-named (a 135M judge, 4 cases)
+    assert done.returncode == (EXIT_FAILED if verdicts[("v2", "v1")] == "v1 better" else EXIT_OK), done.stderr
     assert len(report["cases"]) == 4
     first = report["cases"][0]
     v1_outputs = [json.loads(line)["actual_output"] for line in (EXAMPLE / "v1.jsonl").read_text().splitlines()]
@@ -46,6 +57,7 @@ def test_two_runs_of_the_same_inputs_are_judged_against_each_other(tmp_path: Pat
     summary = report["summary"][0]["details"]
     assert {r["name"] for r in summary["ranking"]} == {"v1", "v2"}
     assert "Ranking: better_answer" in done.stdout and "mean P(first)" in done.stdout
+    assert "Verdicts: better_answer" in done.stdout and verdicts[("v2", "v1")] in done.stdout
     cases_file = Path(report["dataset"]["path"])
     assert cases_file.parent == tmp_path / "runs" / "arena" and cases_file.is_file()
     # The arena is an ordinary run: again, everything comes from the cache.
@@ -155,3 +167,31 @@ def test_the_arena_takes_every_run_id_localeval_makes() -> None:
     from localeval.run.runner import new_run_id
 
     assert all(RUN_ID.fullmatch(new_run_id()) for _ in range(1000))
+
+
+def arena_run(preferences: list[tuple[float, float]]) -> RunReport:
+    """An arena of new against old over one case per pair of P(first) readings, by a scripted judge."""
+    cases = [TestCase(input=f"q{i}", contestants={"new": "1", "old": "2"}) for i in range(len(preferences))]
+    judge = ScriptedBackend(logprobs=[{" A": math.log(p), " B": math.log(1 - p)} for pair in preferences for p in pair])
+    metric = Arena(evaluation_steps=("Compare.",), include_reason=False)
+    return evaluate(Dataset.from_cases(cases), [metric], judge, options=RunOptions(order="input"))
+
+
+def test_the_arena_exits_1_only_when_another_contestant_is_significantly_better() -> None:
+    old_wins = arena_run([(0.2, 0.8)] * 5)  # old preferred on all 5 cases: Wilson 0.57-1.0 for old
+    assert better_than_first(old_wins.summary[0].details) == ["old"]
+    assert (old_wins.any_failed, arena_exit_code(old_wins)) == (True, EXIT_FAILED)
+    few = arena_run([(0.2, 0.8)] * 2 + [(0.9, 0.9)] * 3)  # old on 2, 3 ties: not significant, though 2 cases fail
+    assert (few.summary[0].failed, few.summary[0].details["pairs"][0]["verdict"]) == (2, "no significant difference")
+    assert arena_exit_code(few) == EXIT_OK
+    new_wins = arena_run([(0.8, 0.2)] * 5)
+    assert new_wins.summary[0].details["pairs"][0]["verdict"] == "new better"
+    assert arena_exit_code(new_wins) == EXIT_OK
+
+
+def test_an_errored_comparison_exits_3_before_any_verdict() -> None:
+    errored = arena_run([(0.2, 0.8)] * 5).model_copy(deep=True)
+    result = errored.cases[0].results[0].model_copy(update={"error": "BackendError: gone", "score": None, "passed": None})
+    errored.cases[0].results[0] = result
+    summary = errored.summary[0].model_copy(update={"errored": 1})
+    assert arena_exit_code(errored.model_copy(update={"summary": [summary]})) == EXIT_ERRORED

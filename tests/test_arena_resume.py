@@ -103,7 +103,8 @@ def test_an_interrupted_arena_resumes_judging_each_pair_once(project: Project, m
     whole = AgreeingJudge()
     judged_by(whole, monkeypatch)
     uninterrupted = invoke(*arena, "--run-dir", str(project / "whole"))
-    assert uninterrupted.exit_code == session.EXIT_FAILED, uninterrupted.output  # v1 is right about one question
+    # v2 preferred on two questions, v1 on two: no significant difference, exit 0 (though two cases fail)
+    assert uninterrupted.exit_code == session.EXIT_OK, uninterrupted.output
     assert len(whole.requests) == 8  # four cases, each pair in both orders
 
     first = AgreeingJudge(stop_at=3)
@@ -118,13 +119,13 @@ def test_an_interrupted_arena_resumes_judging_each_pair_once(project: Project, m
     judged_by(AgreeingJudge(), monkeypatch)
     other = invoke(*arena[:3], "--names", "new,old", "-c", str(project / "arena.toml"), "--run-dir",
                    str(project / "other"))
-    assert other.exit_code == session.EXIT_FAILED, other.output
+    assert other.exit_code == session.EXIT_OK, other.output
 
     rest = AgreeingJudge()
     judged_by(rest, monkeypatch)
     resumed = invoke("arena", "--resume", str(project / "stopped"), "--report", str(project / "copy.json"),
                      "--html", str(project / "copy.html"))  # a resume takes where the reports' copies go
-    assert resumed.exit_code == session.EXIT_FAILED, resumed.output
+    assert resumed.exit_code == session.EXIT_OK, resumed.output  # the arena's exit rule, resumed too
     assert (project / "copy.json").read_text() == (project / "stopped" / "report.json").read_text()
     assert (project / "copy.html").read_text() == (project / "stopped" / "report.html").read_text()
     assert Counter(first.pairs() + rest.pairs()) == Counter(whole.pairs())  # every comparison judged once in all

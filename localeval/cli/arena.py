@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
 
 from localeval.backends.catalog import file_sha256
+from localeval.cli.exits import EXIT_ERRORED, EXIT_FAILED, EXIT_OK
 from localeval.cli.runs import JOURNAL, REPORT, find_run, load_report, resumed_config
 from localeval.cli.session import RunFlags, run
 from localeval.config import RunConfig
@@ -17,6 +19,7 @@ from localeval.data.dataset import Dataset
 from localeval.data.results import RunReport
 from localeval.errors import ConfigError, InputError
 from localeval.files import make_folder
+from localeval.metrics.arena import better_than_first
 from localeval.paths import Paths
 from localeval.reports.pairing import arena_dataset, targets_arena_dataset
 from localeval.reports.terminal import print_line, printable
@@ -52,7 +55,7 @@ def arena(settings: RunConfig, run_a: str, run_b: str | None, names: tuple[str, 
     cases = _save_arena_cases(dataset, make_folder(paths.runs / "arena", "the folder of arena cases"), stem)
     print_line(err, printable(f"Arena of {len(dataset)} cases: {cases}"))
     config = settings.model_copy(update={"dataset": settings.dataset.model_copy(update={"path": cases})})
-    return run(config, paths, out, err, environ, flags)
+    return run(config, paths, out, err, environ, replace(flags or RunFlags(command="arena"), exit_code=arena_exit_code))
 
 
 def resume_arena(paths: Paths, out: Console, err: Console, environ: Mapping[str, str], flags: RunFlags) -> int:
@@ -68,7 +71,17 @@ def resume_arena(paths: Paths, out: Console, err: Console, environ: Mapping[str,
         cases = journal.header.cases
     _check_arena_metrics(config)
     print_line(err, printable(f"Arena of {cases} cases: {config.dataset.path}"))
-    return run(config, paths, out, err, environ, flags)
+    return run(config, paths, out, err, environ, replace(flags, exit_code=arena_exit_code))
+
+
+def arena_exit_code(report: RunReport) -> int:
+    """3 when a comparison errored; 1 when some contestant was significantly better than the
+    first-named (a pair's verdict: :func:`~localeval.metrics.arena.better_than_first`), or a gate
+    failed; else 0: the first-named was not significantly worse, whatever single cases preferred."""
+    if report.any_errored:
+        return EXIT_ERRORED
+    worse = any(better_than_first(summary.details) for summary in report.summary)
+    return EXIT_FAILED if worse or any(not gate.passed for gate in report.gates) else EXIT_OK
 
 
 def _report(ref: str, paths: Paths) -> RunReport:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -52,10 +53,23 @@ def generate_steps(judge: Backend, criteria: str | None, parameters: str, prompt
         criteria=criteria, parameters=parameters, max_steps=MAX_STEPS
     )
     reply = judge.generate_json(JsonRequest(messages=rendered.messages, json_schema=STEPS_SCHEMA, max_tokens=768))
-    steps = tuple(s.strip() for s in reply.value["steps"] if s.strip())
+    steps = tuple(step for step in (unnumbered(s) for s in reply.value["steps"]) if step)
     if not steps:
         raise BackendError("the judge wrote no evaluation steps")
     return steps
+
+
+#: A list marker a judge may start a step with, though the prompts and reports number the steps
+#: themselves: "1.", "2)", "Step 3:", "-", "*", "•" (and the space after it).
+_ENUMERATOR = re.compile(r"(?:(?:step\s*)?\d{1,2}\s*[.):]|[-*•])\s+", re.IGNORECASE)
+
+
+def unnumbered(step: str) -> str:
+    """A generated step without the enumerator it was written with, so it is not numbered twice
+    ("1. 1. Check …"); "1.5 litres is …" keeps its number (no space after the point)."""
+    step = step.strip()
+    marker = _ENUMERATOR.match(step)
+    return step[marker.end():].strip() if marker else step
 
 
 def scoring_method(requested: Scoring, allow_fallback: bool, judge: Backend) -> tuple[Scoring, str | None]:
