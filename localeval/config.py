@@ -25,6 +25,8 @@ Example (see ``examples/quickstart/eval.toml``)::
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import tomllib
 from pathlib import Path
@@ -43,7 +45,8 @@ from pydantic import (
 from localeval.backends.llamacpp import LlamaCppOptions
 from localeval.backends.options import BackendOptions
 from localeval.backends.registry import backend_options
-from localeval.errors import ConfigError, first_problem, unknown_key
+from localeval.data.results import GateRule
+from localeval.errors import ConfigError, first_problem, unknown_key, unknown_name
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
 from localeval.metrics.registry import metric_class
@@ -76,10 +79,11 @@ class ReportConfig(_Section):
     path: Path | None = Field(None, description="The JSON report.")
     html: Path | None = Field(None, description="The self-contained HTML report.")
     junit: Path | None = Field(None, description="JUnit XML, for CI systems.")
+    csv: Path | None = Field(None, description="One row per case and metric, for spreadsheets.")
 
     def copies(self) -> dict[str, Path | None]:
         """{report format: where its copy goes} (see :mod:`localeval.reports.formats`)."""
-        return {"json": self.path, "html": self.html, "junit": self.junit}
+        return {"json": self.path, "html": self.html, "junit": self.junit, "csv": self.csv}
 
 
 class MetricDefaults(_Section):
@@ -108,6 +112,42 @@ class CacheConfig(_Section):
     dir: Path | None = None
 
 
+Share = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class GateConfig(_Section):
+    """``[gate]``: what a run must reach to pass (exit code 0), by metric name; with any gate given, the
+    exit code follows the gates instead of every case's pass or fail (docs/runs.md#gates)."""
+
+    min_pass_rate: dict[str, Share] = Field(
+        default_factory=dict, description="{metric: the least share of its scored cases that must pass}.")
+    min_mean: dict[str, Share] = Field(
+        default_factory=dict, description="{metric: the least mean score (0-1) of its scored cases}.")
+
+    def rules(self) -> list[tuple[GateRule, str, float]]:
+        """Every gate as (rule, metric, required), pass rates first, in the order given."""
+        rates: list[tuple[GateRule, str, float]] = [("min_pass_rate", m, v) for m, v in self.min_pass_rate.items()]
+        return rates + [("min_mean", m, v) for m, v in self.min_mean.items()]
+
+    def check(self, metrics: list[Metric], where: str) -> None:
+        """Refuse a gate on a metric the run does not have (what it may have meant), or a ``min_mean`` on a
+        metric whose better scores are lower (its pass rate says it): a :class:`ConfigError` naming it."""
+        names = {m.display_name: m for m in metrics}
+        for rule, metric, _ in self.rules():
+            flag = "--" + rule.replace("_", "-")
+            if metric not in names:
+                raise ConfigError(f"{where}: gate.{rule} ({flag}): {unknown_name('metric', metric, names)}")
+            if rule == "min_mean" and names[metric].lower_is_better:
+                raise ConfigError(f"{where}: gate.min_mean ({flag}): metric {metric!r} is better lower; "
+                                  "gate it with min_pass_rate")
+
+
+#: The settings that cannot change a score, left out of :meth:`RunConfig.scoring_sha256`: what the run
+#: is called, where copies of its reports go, the cache (a hit is the same reply), what synthesize
+#: does, the gates (read after the scores), and the judges' CPU threads (no cache key holds them).
+_NOT_SCORING = ("name", "tags", "report", "cache", "synthesizer", "gate")
+
+
 class RunConfig(_Section):
     plugins: list[str] = Field(
         default_factory=list, description="Your metric modules: .py files (relative to this file) or module names."
@@ -130,6 +170,10 @@ class RunConfig(_Section):
     targets: list[TargetOptions] = Field(
         default_factory=list, description="Several targets side by side ([[targets]], each with a distinct name)."
     )
+    name: str | None = Field(None, min_length=1, description="The run's name in `localeval runs` and its report.")
+    tags: list[Annotated[str, Field(min_length=1)]] = Field(
+        default_factory=list, description="Words to find the run by (`localeval runs --tag`).")
+    gate: GateConfig = Field(default_factory=GateConfig, description="What the run must reach to pass.")
     source: str = Field("<command line>", exclude=True)
 
     @model_validator(mode="before")
@@ -194,7 +238,7 @@ class RunConfig(_Section):
                 "backend": self.backend.rebased(base),
                 "judges": {name: judge.rebased(base) for name, judge in self.judges.items()},
                 "report": self.report.model_copy(
-                    update={name: rebase(getattr(self.report, name)) for name in ("path", "html", "junit")}
+                    update={name: rebase(getattr(self.report, name)) for name in ("path", "html", "junit", "csv")}
                 ),
                 "cache": self.cache.model_copy(update={"dir": rebase(self.cache.dir)}),
                 "target": self.target.rebased(base) if self.target is not None else None,
@@ -222,7 +266,25 @@ class RunConfig(_Section):
                 raise ConfigError(f"{where}: nested too deeply to read") from err
             self._check_judge(metric, where)
             built.append(metric)
+        self.gate.check(built, str(self.source))
         return built
+
+    def scoring_sha256(self) -> str:
+        """The sha256 of the settings that can change a score, as canonical JSON: the same for two runs of
+        the same metrics, judges and targets, whatever their names, tags, gates, report copies and cache.
+
+        The dataset's path is left out (its content has its own sha256), and so are the judges' CPU
+        threads (``n_threads``). Paths count as written: hash a config made absolute
+        (``rebased``) so that two runs from different folders agree. Files the settings name (a
+        prompt, a plugin) count by their path, not their content.
+        """
+        data = self.model_dump(mode="json", exclude=set(_NOT_SCORING))
+        data["dataset"].pop("path", None)
+        for table in (data["backend"], *data["judges"].values(),
+                      *(t["backend"] for t in [data["target"] or {}, *data["targets"]] if "backend" in t)):
+            table.pop("n_threads", None)
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def judge_tables(self, metrics: list[Metric]) -> dict[str | None, BackendOptions]:
         """The judges ``metrics`` ask, by name (None: ``[backend]``), and nothing more: an unused table loads nothing."""

@@ -181,7 +181,7 @@ def test_a_misspelt_option_of_a_metric() -> None:
 @pytest.mark.parametrize(("toml", "message"), [
     ("[dataset]\npth = 'x.jsonl'\n", "dataset: unknown key 'pth' (did you mean 'path'?; "
                                      "known: path, format, fields, list_delimiter, unknown_fields)"),
-    ("datset = {}\n", "unknown key 'datset' (did you mean 'dataset'?; known: plugins, dataset, "),
+    ("datset = {}\n", "unknown key 'datset' (did you mean 'dataset' or 'gate'?; known: plugins, dataset, "),
     ("[metrics_defaults]\nreason = false\n",
      "metrics_defaults: unknown key 'reason' (did you mean 'reasons'?; known: reasons, threshold)"),
     ("[[targets]]\nname = 'a'\nsystme = 'x'\n", "targets.0: unknown key 'systme' (did you mean 'system'?; "),
@@ -198,8 +198,9 @@ def test_a_misspelt_key_of_a_config_file(tmp_path: Path, toml: str, message: str
 def test_a_misspelt_command_is_one_line_and_exit_code_2() -> None:
     done = localeval("rn")
     assert (done.returncode, done.stdout) == (EXIT_INPUT, "")
-    assert done.stderr == ("error: unknown command 'rn' (did you mean 'run'?; known: run, synthesize, generate, "
-                           "report, compare, arena, meta-eval, check-judge, metrics, models, cache, backends)\n")
+    assert done.stderr == ("error: unknown command 'rn' (did you mean 'run' or 'runs'?; known: run, synthesize, "
+                           "generate, report, compare, arena, meta-eval, check-judge, metrics, view, models, cache, "
+                           "backends, runs)\n")
     inner = localeval("models", "lst")
     assert (inner.returncode, inner.stderr) == (
         EXIT_INPUT, "error: unknown command 'lst' (did you mean 'list'?; known: list, pull, add, remove)\n")

@@ -23,8 +23,13 @@ APART = {
     "--report": "run/arena: a copy of the run's JSON report; meta-eval: the correlations; check-judge: the check",
     "--html": "run/arena: also the HTML report; report: only the HTML report",
     "--junit": "run: also JUnit XML; report: only JUnit XML",
+    "--csv": "run: also the results as CSV; report: only the CSV",
     "--out": "a file of goldens, of cases, of meta-eval items, or report's folder",
     "--metric": "run: metrics to run (repeatable); meta-eval: the one metric checked",
+    "--json": "runs list: print the listing as JSON (a flag); compare: also write the comparison as JSON to a file",
+    "--name": "run/arena: the run's name; runs list: only runs whose name holds the text",
+    "--tag": "run/arena: a tag of the run; runs list: only runs with the tag",
+    "--limit": "meta-eval: the first N records; runs list: the N newest runs",
 }
 
 

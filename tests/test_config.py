@@ -98,7 +98,7 @@ def test_an_unknown_section_names_it(tmp_path: Path) -> None:
         RunConfig.load(path)
     assert str(info.value) == (
         f"{path}: unknown key 'reports' (did you mean 'report'?; known: plugins, dataset, backend, judges, "
-        "metrics, metrics_defaults, report, cache, synthesizer, target, targets)"
+        "metrics, metrics_defaults, report, cache, synthesizer, target, targets, name, tags, gate)"
     )
 
 

@@ -3,7 +3,8 @@
 This module makes the typer app and lists its commands; each lives in a module
 of its concern: :mod:`~localeval.cli.run_commands` (run, report, compare, arena),
 :mod:`~localeval.cli.data_commands` (synthesize, generate, meta-eval),
-:mod:`~localeval.cli.manage_commands` (backends, models, cache). Exit codes:
+:mod:`~localeval.cli.manage_commands` (backends, models, cache),
+:mod:`~localeval.cli.runs_commands` (runs). Exit codes:
 :mod:`~localeval.cli.exits`.
 """
 
@@ -15,7 +16,14 @@ from typing import Annotated
 
 import typer
 
-from localeval.cli import data_commands, judge_commands, manage_commands, metrics_command, run_commands
+from localeval.cli import (
+    data_commands,
+    judge_commands,
+    manage_commands,
+    metrics_command,
+    run_commands,
+    runs_commands,
+)
 from localeval.cli.exits import EXIT_INPUT, EXIT_UNEXPECTED, save_traceback
 from localeval.cli.options import ReadableHelp, say, stderr
 from localeval.errors import LocalevalError
@@ -30,6 +38,8 @@ app.add_typer(models_app, name="models")
 app.add_typer(cache_app, name="cache")
 backends_app = typer.Typer(no_args_is_help=True, cls=ReadableHelp, help="Judge backends: what they support.")
 app.add_typer(backends_app, name="backends")
+runs_app = typer.Typer(cls=ReadableHelp, help="The runs in the runs folder: `localeval runs` (or `runs list`) lists them, newest first; `runs remove` and `runs prune` delete them.")
+app.add_typer(runs_app, name="runs")
 
 
 def versions() -> list[str]:
@@ -115,3 +125,7 @@ models_app.command("add")(manage_commands.models_add)
 models_app.command("remove")(manage_commands.models_remove)
 cache_app.command("info")(manage_commands.cache_info)
 cache_app.command("clear")(manage_commands.cache_clear)
+runs_app.callback(invoke_without_command=True)(runs_commands.runs)
+runs_app.command("list")(runs_commands.runs_list)
+runs_app.command("remove")(runs_commands.runs_remove)
+runs_app.command("prune")(runs_commands.runs_prune)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -26,7 +26,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from localeval.data.results import CaseResult, MetricResult, RunReport, RunStats
+from localeval.cli.arena_console import arena_cell, print_arena
+from localeval.data.results import CaseResult, GateResult, MetricResult, RunReport, RunStats
+from localeval.reports.figures import mean_score, pass_rate
 from localeval.reports.rules import composite_failure, turn_count
 from localeval.reports.terminal import print_line, print_table, printable
 from localeval.run.events import Event, Interrupted, Listener, MetricFinished, RunStarted
@@ -165,10 +167,7 @@ def print_report(console: Console, report: RunReport) -> None:
     if report.target_summaries:
         print_table(console, _targets_table(report))
     for summary in report.summary:
-        if summary.details.get("ranking"):
-            print_table(console, _ranking_table(summary.metric, summary.details))
-            print_line(console, printable(f"{summary.metric}: mean P(first) {summary.details['mean_p_first']:.3f} "
-                                       "over both orders of every pair (0.5: no position bias)."))
+        print_arena(console, summary)
     stats = report.stats
     print_line(console, f"{len(report.cases)} cases in {stats.duration_s:.1f} s{_cost(stats)}.")
 
@@ -215,33 +214,43 @@ def _cell(result: MetricResult) -> str:
     if result.errored:
         return "[bold yellow]error[/]"
     mark = "[green]pass[/]" if result.passed else "[red]fail[/]"
-    return f"{result.score:.3f} {mark}"
+    return arena_cell(result) or f"{result.score:.3f} {mark}"
 
 
 def _summary_table(report: RunReport) -> Table:
     table = Table(title="Summary")
-    for column in ("metric", "passed", "failed", "errored", "pass rate", "mean score"):
+    for column in ("metric", "passed", "failed", "errored", "pass rate [95% CI]", "mean score [95% CI]"):
         table.add_column(column, justify="left" if column == "metric" else "right")
     for s in report.summary:
+        table.add_row(printable(s.metric), str(s.passed), str(s.failed), str(s.errored), str(pass_rate(s)),
+                      str(mean_score(s)))
+    return table
+
+
+def print_gates(console: Console, gates: list[GateResult]) -> None:
+    """The run's gates, one row each (required, reached, the pass rate's 95% Wilson interval), and a line
+    saying how many were reached; nothing when the run has none."""
+    if not gates:
+        return
+    table = Table(title="Gates")
+    for column in ("metric", "gate", "required", "actual", "95% interval", "scored", "result"):
+        table.add_column(column, justify="left" if column in ("metric", "gate") else "right")
+    for gate in gates:
+        share = gate.rule == "min_pass_rate"
         table.add_row(
-            printable(s.metric), str(s.passed), str(s.failed), str(s.errored),
-            "-" if s.pass_rate is None else f"{s.pass_rate:.0%}",
-            "-" if s.mean_score is None else f"{s.mean_score:.3f}",
+            printable(gate.metric), "pass rate ≥" if share else "mean score ≥", _figure(share, gate.required),
+            "-" if gate.actual is None else _figure(share, gate.actual),
+            f"{gate.low:.1%}–{gate.high:.1%}" if gate.low is not None and gate.high is not None else "",
+            str(gate.scored), "[green]pass[/]" if gate.passed else "[red]FAIL[/]",
         )
-    return table
+    print_table(console, table)
+    reached = sum(1 for gate in gates if gate.passed)
+    print_line(console, f"Gates: {reached} of {len(gates)} reached.")
 
 
-def _ranking_table(metric: str, details: dict[str, Any]) -> Table:
-    """An arena's ranking: Bradley–Terry strength and win rate per contestant, best first."""
-    smoothing = details.get("smoothing") or 0.0
-    title = f"Ranking: {printable(metric)}" + (f" (smoothed by {smoothing:g} virtual wins a pair)" if smoothing else "")
-    table = Table(title=title)
-    for column in ("rank", "contestant", "strength", "win rate", "comparisons"):
-        table.add_column(column, justify="left" if column == "contestant" else "right")
-    for row in details["ranking"]:
-        table.add_row(str(row["rank"]), printable(row["name"]), f"{row['strength']:+.3f}", f"{row['win_rate']:.1%}",
-                      str(row["comparisons"]))
-    return table
+def _figure(share: bool, value: float) -> str:
+    """A gate's figure: a pass rate as a percentage ("90.0%"), a mean score as itself ("0.812")."""
+    return f"{value:.1%}" if share else f"{value:.3f}"
 
 
 def print_errors(console: Console, report: RunReport) -> None:

@@ -162,10 +162,17 @@ KeepErrorsOption = Annotated[bool, typer.Option(
 RunDirOption = Annotated[Path | None, typer.Option(
     help="Keep the journal and reports here (default: ~/.local/share/localeval/runs/ID)."
 )]
+NameOption = Annotated[str | None, typer.Option(
+    "--name", help="The run's name, shown by `localeval runs` and in its report (default: the config's name).",
+)]
+TagOption = Annotated[list[str] | None, typer.Option(
+    "--tag", help="A tag to find the run by (`localeval runs --tag`), beside the config's tags; repeatable.",
+)]
 
 
 #: The options ``--resume`` takes beside the run, by parameter name: where the reports' copies go,
-#: the cache, the judge's CPU threads, how the remaining results are scheduled and where they run.
+#: the cache, the judge's CPU threads, how the remaining results are scheduled and where they run, and
+#: the gates (read after the scores; each on top of the run's gate of its metric).
 #: None of them changes a score (the cache key and the fingerprint leave threads out; results are
 #: reported in input order whatever the order they ran in). Any other option, e.g. one that changes
 #: how the dataset is read or which judge answers (even ``--base-url``: the journal does not record
@@ -174,8 +181,9 @@ RunDirOption = Annotated[Path | None, typer.Option(
 #: these on top of the run's own settings (:func:`resume_changes`), and ``--resume``'s help says them; an
 #: option a run takes becomes one a resume takes by its name here.
 RESUME_TAKES = (
-    "threads", "report", "html", "junit", "no_cache", "cache_dir",
+    "threads", "report", "html", "junit", "csv", "no_cache", "cache_dir",
     "fail_fast", "order", "executor", "ray_address", "ray_workers", "keep_errors",
+    "min_pass_rate", "min_mean",
 )
 
 

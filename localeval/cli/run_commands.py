@@ -18,10 +18,12 @@ from localeval.cli.options import (
     HtmlOption,
     KeepErrorsOption,
     ModelOption,
+    NameOption,
     NoCacheOption,
     ReportOption,
     ResumeOption,
     RunDirOption,
+    TagOption,
     ThreadsOption,
     resume_changes,
     say,
@@ -46,6 +48,7 @@ def run(
     report: ReportOption = None,
     html: HtmlOption = None,
     junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
+    csv: Annotated[Path | None, typer.Option(help="Also write the results as CSV here: a row per case and metric.")] = None,
     no_cache: NoCacheOption = False,
     cache_dir: CacheDirOption = None,
     plugin: Annotated[list[str] | None, typer.Option("--plugin", help="Your metrics: a .py file or a module; repeatable.")] = None,
@@ -57,6 +60,12 @@ def run(
     executor: Annotated[str, typer.Option(help="local: threads here; ray: Ray actors (pip install 'localeval\\[ray]'; docs/scale.md).")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="A Ray cluster to run on (default: a local one on 127.0.0.1).")] = None,
     ray_workers: Annotated[int | None, typer.Option(help="Ray actors, each with its own judge (default: the cluster's CPUs / threads).")] = None,
+    name: NameOption = None,
+    tag: TagOption = None,
+    min_pass_rate: Annotated[list[str] | None, typer.Option(
+        help="METRIC=RATE: the run passes only if METRIC's pass rate is at least RATE (0-1); repeatable.")] = None,
+    min_mean: Annotated[list[str] | None, typer.Option(
+        help="METRIC=SCORE: the run passes only if METRIC's mean score is at least SCORE (0-1); repeatable.")] = None,
 ) -> None:
     """Evaluate a dataset with metrics, print the results and write the reports.
 
@@ -67,7 +76,9 @@ def run(
     computes only what is missing and what errored (not with --keep-errors), with the
     run's own settings (the options it takes are in its help). Exit codes: 0 all passed,
     1 some failed, 3 some errored or the run stopped (the message says how to resume), 2
-    bad usage or input, 4 an unexpected error (a bug), 130 interrupted.
+    bad usage or input, 4 an unexpected error (a bug), 130 interrupted. With gates
+    (--min-pass-rate, --min-mean, \\[gate]), 0 and 1 say whether every gate was reached, not
+    whether every case passed.
     """
     from localeval.cli import session
     from localeval.cli.settings import CommandLine, check_report_copies
@@ -84,7 +95,8 @@ def run(
     settings = RunConfig() if resume is not None else session.settings_from_cli(  # a resume reads the run's
         dataset=dataset, config=config, metrics=metric, model=model, threads=threads,
         fields=field, list_delimiter=list_delimiter, report=report, no_cache=no_cache,
-        cache_dir=cache_dir, backend=backend, base_url=base_url, plugins=plugin, html=html, junit=junit,
+        cache_dir=cache_dir, backend=backend, base_url=base_url, plugins=plugin, html=html, junit=junit, csv=csv,
+        name=name, tags=tag, min_pass_rate=min_pass_rate, min_mean=min_mean,
     )
     check_report_copies(settings.report.copies() if resume is None else changes.copies())  # before a judge loads
     flags = session.RunFlags(resume=resume, run_dir=run_dir, fail_fast=fail_fast, order=order,  # type: ignore[arg-type]
@@ -103,14 +115,15 @@ def report(
     out: Annotated[Path | None, typer.Option(help="Write every format into this folder (default: the run's).")] = None,
     html: Annotated[Path | None, typer.Option(help="Only the HTML report, here.")] = None,
     junit: Annotated[Path | None, typer.Option(help="Only JUnit XML, here.")] = None,
+    csv: Annotated[Path | None, typer.Option(help="Only the results as CSV, here.")] = None,
 ) -> None:
-    """Write a finished run's reports again: JSON, per-case JSON Lines, HTML, JUnit XML."""
+    """Write a finished run's reports again: JSON, per-case JSON Lines, HTML, JUnit XML, CSV."""
     from localeval import reports
     from localeval.cli.runs import load_report
 
     loaded = load_report(run, user_paths().runs)
-    folder = out if out or html or junit else _run_folder(run)
-    written = reports.write_reports(loaded, folder, {"html": html, "junit": junit})
+    folder = out if out or html or junit or csv else _run_folder(run)
+    written = reports.write_reports(loaded, folder, {"html": html, "junit": junit, "csv": csv})
     for path in written:
         say(str(path))
 
@@ -126,6 +139,11 @@ def compare(
     before: Annotated[str, typer.Argument(help="The baseline run: id, folder or report.json.")],
     after: Annotated[str, typer.Argument(help="The new run.")],
     tolerance: Annotated[float, typer.Option(help="Score moves up to this much are not listed.")] = 0.0,
+    fail_on_regression: Annotated[str | None, typer.Option(
+        help="Exit 1 on a regression: mean, a metric's mean got worse beyond its 95% interval; flip, a result "
+             "went from pass to fail or error; any, either. Without it, compare exits 0 whatever changed.")] = None,
+    json_path: Annotated[Path | None, typer.Option("--json", help="Also write the comparison as JSON here.")] = None,
+    html: Annotated[Path | None, typer.Option(help="Also write the comparison as an HTML page here.")] = None,
 ) -> None:
     """Compare two runs case by case: each output's word diff, each metric's score before and after;
     and per metric whether the change is real: the mean change with its 95% interval, McNemar's test
@@ -138,15 +156,16 @@ def compare(
     from localeval.cli.runs import load_report
     from localeval.reports import compare as compare_runs
     from localeval.reports import print_comparison
+    from localeval.reports.compare import GATES
+    from localeval.reports.compare_html import write_comparison
+    from localeval.reports.terminal import print_gate
 
+    gate = next((g for g in GATES if g == fail_on_regression), None)
+    if fail_on_regression is not None and gate is None:
+        raise ConfigError(f"--fail-on-regression takes {', '.join(GATES)}, got {fail_on_regression!r}")
     runs = user_paths().runs
     comparison = compare_runs(load_report(before, runs), load_report(after, runs), tolerance=tolerance)
     print_comparison(stdout(), comparison)
-    fail_on_regression: Annotated[str | None, typer.Option(
-        help="Exit 1 on a regression: mean, a metric's mean got worse beyond its 95% interval; flip, a result "
-             "went from pass to fail or error; any, either. Without it, compare exits 0 whatever changed.")] = None,
-    json_path: Annotated[Path | None, typer.Option("--json", help="Also write the comparison as JSON here.")] = None,
-    html: Annotated[Path | None, typer.Option(help="Also write the comparison as an HTML page here.")] = None,
     for path in write_comparison(comparison, json_path=json_path, html_path=html):
         say(str(path))
     raise typer.Exit(EXIT_FAILED if print_gate(stderr(), comparison, gate) else 0)
@@ -158,13 +177,7 @@ def arena(
     run_b: Annotated[str | None, typer.Argument(
         help="The other run, of the same inputs; without it, RUN_A's \\[\\[targets]] are compared.")] = None,
     config: ConfigOption = None,
-    from localeval.reports.compare import GATES
-    from localeval.reports.compare_html import write_comparison
-    from localeval.reports.terminal import print_gate
     names: Annotated[str | None, typer.Option(help="NAME_A,NAME_B for the two runs' outputs (default: the run ids).")] = None,
-    gate = next((g for g in GATES if g == fail_on_regression), None)
-    if fail_on_regression is not None and gate is None:
-        raise ConfigError(f"--fail-on-regression takes {', '.join(GATES)}, got {fail_on_regression!r}")
     model: ModelOption = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
@@ -176,6 +189,8 @@ def arena(
     run_dir: RunDirOption = None,
     resume: ResumeOption = None,
     keep_errors: KeepErrorsOption = False,
+    name: NameOption = None,
+    tag: TagOption = None,
 ) -> None:
     """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
 
@@ -183,10 +198,11 @@ def arena(
 
     Every judged case is journaled: after a crash or Ctrl-C, `--resume RUN` judges only what
     is missing and what errored (not with --keep-errors), over the cases the arena first wrote,
-    with its own settings (the options it takes are in its help). Exit codes as `run`'s: 0 the
-    first contestant's outputs were preferred (every arena metric passed), 1 not, 3 some
-    comparison errored or the arena stopped, 2 bad usage or input (different datasets), 4 an
-    unexpected error, 130 interrupted.
+    with its own settings (the options it takes are in its help). Exit codes: 0 no contestant
+    was significantly better than the first (RUN_A's outputs, or its first target), 1 one was
+    (its win rate's 95% interval against the first excludes 50%), 3 some comparison errored or
+    the arena stopped, 2 bad usage or input (different datasets), 4 an unexpected error, 130
+    interrupted. A single case where another output was preferred does not make it 1.
     """
     from localeval.cli import session
     from localeval.cli.arena import arena as run_arena
@@ -210,6 +226,7 @@ def arena(
     settings = session.settings_from_cli(
         dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None, list_delimiter=None,
         report=report, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url, html=html,
+        name=name, tags=tag,
     )
     check_report_copies(settings.report.copies())  # before a judge loads
     flags = session.RunFlags(run_dir=run_dir, command="arena")

@@ -18,10 +18,10 @@ from localeval.backends.catalog import file_sha256
 from localeval.config import RunConfig
 from localeval.data.results import RunReport
 from localeval.errors import InputError, first_problem
-from localeval.run.journal import Journal, JournalHeader
+from localeval.run.journal import JOURNAL_FILE, Journal, JournalHeader
 from localeval.run.runner import new_run_id, now
 
-JOURNAL = "journal.jsonl"
+JOURNAL = JOURNAL_FILE
 REPORT = reports.REPORT_FILES["json"]
 
 
@@ -34,17 +34,24 @@ def find_run(ref: str | Path, runs_home: Path) -> Path:
 
 
 def start_run(config: RunConfig, dataset: Path, metrics: list[str], cases: int, run_dir: Path | None,
-              runs_home: Path) -> Journal:
-    """A new run's journal, its header recording everything needed to resume it (``dataset``: its file)."""
+              runs_home: Path, judges: list[str] | None = None) -> Journal:
+    """A new run's journal, its header recording everything needed to resume it (``dataset``: its file),
+    and what ``localeval runs`` lists it by: its name, tags, judges' models (``judges``) and the sha256 of
+    its scoring settings."""
     run_id = new_run_id()
+    absolute = absolute_paths(config)
     header = JournalHeader(
         run_id=run_id,
         created_at=now(),
-        config=absolute_paths(config).model_dump(mode="json"),
+        config=absolute.model_dump(mode="json"),
         config_source=config.source if config.source == "<command line>" else os.path.abspath(config.source),
         dataset_sha256=file_sha256(dataset),
         cases=cases,
         metrics=metrics,
+        name=config.name,
+        tags=config.tags,
+        config_sha256=absolute.scoring_sha256(),
+        judges=judges,
     )
     return Journal.create((run_dir or runs_home / run_id) / JOURNAL, header)
 

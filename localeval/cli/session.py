@@ -8,7 +8,7 @@ Their names are importable from here too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +19,7 @@ from rich.markup import escape
 
 from localeval.backends.base import Backend
 from localeval.backends.cache import CachedBackend
-from localeval.cli.console import print_errors, print_report, progress_bar
+from localeval.cli.console import print_errors, print_gates, print_report, progress_bar
 from localeval.cli.exits import EXIT_ERRORED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, save_traceback
 from localeval.cli.generate import generate_all, load_targets, target_templates
 from localeval.cli.judge_check import judge_fingerprints, markup_notes, print_trust
@@ -39,6 +39,7 @@ from localeval.paths import Paths
 from localeval.reports import write_reports
 from localeval.reports.terminal import print_line
 from localeval.run.events import Events
+from localeval.run.gates import gate_results
 from localeval.run.journal import Journal, JournalWriteError
 from localeval.run.ray_executor import RayExecutor, import_ray
 from localeval.run.runner import RunInterrupted, RunOptions, RunStopped, check_inputs, evaluate
@@ -60,6 +61,8 @@ class RunFlags:
     command: Literal["run", "arena"] = "run"  #: the command that resumes the run, for the hint on Ctrl-C
     changes: CommandLine = CommandLine()  #: what a resume puts on top of the run's own settings
     keep_errors: bool = False  #: a resume keeps the results that errored instead of judging them again
+    #: The exit code from the report; None: a run's (the arena's is cli/arena.py's ``arena_exit_code``).
+    exit_code: Callable[[RunReport], int] | None = None
 
 
 def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Mapping[str, str],
@@ -89,9 +92,9 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
         metrics = calibrated(metrics, fingerprints, CheckStore(paths.judge_checks))  # before any judge call
         if journal is None:  # only now: a judge that cannot load leaves no run behind
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
-                                flags.run_dir, paths.runs)
+                                flags.run_dir, paths.runs, [f.model for f in fingerprints.values()])
         run_dir = stack.enter_context(journal).path.parent
-        print_line(err, escape(f"Run {journal.header.run_id}: {run_dir}"))
+        print_line(err, escape(f"Run {run_label(journal.header.run_id, journal.header.name)}: {run_dir}"))
         options = RunOptions(order=flags.order, fail_fast=flags.fail_fast, config=config.model_dump(mode="json"),
                              executor=ray_executor(config, tables, flags.ray_address, flags.ray_workers)
                              if flags.executor == "ray" else None)
@@ -129,13 +132,19 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
             print_line(err, escape(options.executor.summary()))
     if generated is not None:
         report = generated.apply(report, metrics)
-    report = report.model_copy(update={"trust": assess(metrics, fingerprints, CheckStore(paths.judge_checks), markup)})
+    header = journal.header
+    report = report.model_copy(update={
+        "trust": assess(metrics, fingerprints, CheckStore(paths.judge_checks), markup),
+        "name": header.name, "tags": header.tags, "config_sha256": header.config_sha256,
+        "gates": gate_results(config.gate, report.summary),
+    })
     print_report(out, report)
+    print_gates(out, report.gates)
     print_trust(err, report.trust)
     print_errors(err, report)
     written = write_reports(report, run_dir, config.report.copies())
     print_line(out, escape("Reports: " + ", ".join(str(p) for p in written)))
-    return _exit_code(report)
+    return (flags.exit_code or _exit_code)(report)
 
 
 def fleet_lines(judges: list[tuple[str | None, Backend | None]]) -> list[str]:
@@ -159,10 +168,18 @@ def _traceback_saved(stop: RunStopped) -> str:
     return f"; the traceback is in {saved}" if saved else ""
 
 
+def run_label(run_id: str, name: str | None) -> str:
+    """A run as its lines name it: its id, and its name in quotes where it has one."""
+    return run_id if name is None else f"{run_id} {name!r}"
+
+
 def _exit_code(report: RunReport) -> int:
+    """3 when a result errored; else, with gates, 1 when one failed (a case's fail alone does not count);
+    without, 1 when a case failed a metric; else 0."""
     if report.any_errored:
         return EXIT_ERRORED
-    return EXIT_FAILED if report.any_failed else EXIT_OK
+    failed = any(not g.passed for g in report.gates) if report.gates else report.any_failed
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 __all__ = [

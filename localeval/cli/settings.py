@@ -4,6 +4,7 @@ options on top), or ``localeval meta-eval``'s settings. A bad option is a one-li
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, fields
@@ -38,6 +39,11 @@ def settings_from_cli(
     plugins: list[str] | None = None,
     html: Path | None = None,
     junit: Path | None = None,
+    csv: Path | None = None,
+    name: str | None = None,
+    tags: list[str] | None = None,
+    min_pass_rate: list[str] | None = None,
+    min_mean: list[str] | None = None,
 ) -> RunConfig:
     """The config file's settings with the command line's on top."""
     cli_plugins = [_from_cwd(p) for p in plugins or ()]
@@ -46,7 +52,8 @@ def settings_from_cli(
     base = RunConfig.load(config) if config else RunConfig()  # imports the config's plugins
     given = CommandLine(dataset=dataset, metric=metrics, model=model, backend=backend, base_url=base_url,
                         threads=threads, field=fields, list_delimiter=list_delimiter, report=report, html=html,
-                        junit=junit, no_cache=no_cache, cache_dir=cache_dir)
+                        junit=junit, csv=csv, no_cache=no_cache, cache_dir=cache_dir, name=name, tag=tags,
+                        min_pass_rate=min_pass_rate, min_mean=min_mean)
     merged = given.apply(base.model_copy(update={"plugins": base.plugins + cli_plugins}))
     try:  # model_copy does not validate: check the options the command line added
         return RunConfig.model_validate({**merged.model_dump(), "source": merged.source})
@@ -75,8 +82,13 @@ class CommandLine:
     report: Path | None = None
     html: Path | None = None
     junit: Path | None = None
+    csv: Path | None = None
     no_cache: bool = False
     cache_dir: Path | None = None
+    name: str | None = None
+    tag: list[str] | None = None  #: added to the config's tags
+    min_pass_rate: list[str] | None = None  #: METRIC=RATE, each on top of the config's gate of that metric
+    min_mean: list[str] | None = None  #: METRIC=SCORE
 
     @classmethod
     def given(cls, params: Mapping[str, Any], names: Collection[str]) -> CommandLine:
@@ -88,7 +100,7 @@ class CommandLine:
 
     def copies(self) -> dict[str, Path | None]:
         """The report copies these options ask for, as ``ReportConfig.copies`` gives them."""
-        return {"json": self.report, "html": self.html, "junit": self.junit}
+        return {"json": self.report, "html": self.html, "junit": self.junit, "csv": self.csv}
 
     def apply(self, config: RunConfig) -> RunConfig:
         """``config`` with these options on top, unvalidated but the backend's: ``--threads`` for a judge that
@@ -104,8 +116,14 @@ class CommandLine:
             "backend": config.backend if all(flag is None for flag in backend_flags)
             else backend_overrides(config.backend, *backend_flags),
             "metrics": [{"metric": m} for m in self.metric] if self.metric else config.metrics,
-            "report": _report_copies(config.report, self.report, self.html, self.junit),
+            "report": _report_copies(config.report, self.copies()),
             "cache": _cache(config.cache, self.no_cache, self.cache_dir),
+            "name": self.name if self.name is not None else config.name,
+            "tags": list(dict.fromkeys([*config.tags, *(self.tag or ())])),
+            "gate": config.gate.model_copy(update={
+                "min_pass_rate": {**config.gate.min_pass_rate, **_shares(self.min_pass_rate, "--min-pass-rate", "RATE")},
+                "min_mean": {**config.gate.min_mean, **_shares(self.min_mean, "--min-mean", "SCORE")},
+            }),
         })
 
 
@@ -127,9 +145,10 @@ def check_report_copies(copies: Mapping[str, Path | None]) -> None:
             raise ConfigError(f"{path}: cannot write the {name} report there ({folder} is not writable)")
 
 
-def _report_copies(base: ReportConfig, report: Path | None, html: Path | None, junit: Path | None) -> ReportConfig:
+def _report_copies(base: ReportConfig, copies: Mapping[str, Path | None]) -> ReportConfig:
     """``base`` with the command line's copies of the reports instead of its own, where given."""
-    return base.model_copy(update={"path": report or base.path, "html": html or base.html, "junit": junit or base.junit})
+    field_of = {"json": "path"}  # ReportConfig's field of each format's copy: the format's name, but the JSON's
+    return base.model_copy(update={field_of.get(name, name): path for name, path in copies.items() if path})
 
 
 def _cache(base: CacheConfig, no_cache: bool, cache_dir: Path | None) -> CacheConfig:
@@ -139,6 +158,21 @@ def _cache(base: CacheConfig, no_cache: bool, cache_dir: Path | None) -> CacheCo
 def _from_cwd(plugin: str) -> str:
     """A plugin file given on the command line, absolute (config files' are relative to the file)."""
     return str(Path(plugin).resolve()) if plugin.endswith(".py") else plugin
+
+
+def _shares(pairs: list[str] | None, option: str, value: str) -> dict[str, float]:
+    """``--min-pass-rate correctness=0.9`` as ``{"correctness": 0.9}``; a value that is no number from 0 to 1
+    is a ``ConfigError`` naming the option (a resume's options are not validated again)."""
+    shares = {}
+    for metric, text in _pairs(pairs or [], option, f"METRIC={value}").items():
+        try:
+            share = float(text)
+        except ValueError:
+            share = math.nan
+        if not 0.0 <= share <= 1.0:
+            raise ConfigError(f"{option} takes METRIC={value} with {value} from 0 to 1, got {metric}={text}")
+        shares[metric] = share
+    return shares
 
 
 def _mapping(pairs: list[str]) -> dict[str, str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -209,6 +209,26 @@ class JudgeTrust(BaseModel):
         return [f.family for f in self.families if not f.covered]
 
 
+#: A gate's rule: the least pass rate, or the least mean score, of a metric.
+GateRule = Literal["min_pass_rate", "min_mean"]
+
+
+class GateResult(BaseModel):
+    """One gate of a run ([gate] or --min-pass-rate / --min-mean) against what the run reached."""
+
+    model_config = ConfigDict(frozen=True)
+
+    metric: str
+    rule: GateRule
+    required: float
+    actual: float | None = Field(description="The run's pass rate or mean score; None: no case was scored.")
+    passed: bool
+    scored: int = Field(description="The cases the figure is over: those the metric scored (not errored).")
+    low: float | None = Field(None, description="min_pass_rate: the 95% Wilson interval of the pass rate, for "
+                                                "information (the gate compares the rate itself).")
+    high: float | None = None
+
+
 class RunReport(BaseModel):
     """The versioned JSON report of one run."""
 
@@ -232,6 +252,12 @@ class RunReport(BaseModel):
     trust: list[JudgeTrust] = Field(
         default_factory=list, description="Each judge's check on the metric families this run used."
     )
+    name: str | None = Field(None, description="The run's name (--name, or the config's name).")
+    tags: list[str] = Field(default_factory=list, description="The run's tags (--tag, or the config's tags).")
+    config_sha256: str | None = Field(
+        None, description="sha256 of the settings that can change a score (RunConfig.scoring_sha256): runs of the "
+                          "same config and dataset share it.")
+    gates: list[GateResult] = Field(default_factory=list, description="Each gate and whether the run reached it.")
 
     @property
     def any_failed(self) -> bool:

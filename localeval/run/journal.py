@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Self
 
@@ -32,6 +33,9 @@ from localeval.targets.generate import Generation
 
 #: Bump when the journal's lines change shape; older journals are refused, not misread.
 JOURNAL_FORMAT = 1
+
+#: The journal's file in a run folder.
+JOURNAL_FILE = "journal.jsonl"
 
 
 class JournalHeader(BaseModel):
@@ -47,6 +51,10 @@ class JournalHeader(BaseModel):
     dataset_sha256: str
     cases: int
     metrics: list[str]
+    name: str | None = None  #: the run's name (absent from journals of before names: None)
+    tags: list[str] = []
+    config_sha256: str | None = None  #: RunConfig.scoring_sha256 of the run's config
+    judges: list[str] | None = None  #: the models of the judges its metrics ask (None: not recorded)
 
 
 class JournalEntry(BaseModel):
@@ -123,6 +131,8 @@ class Journal:
         except OSError as err:
             raise InputError(f"{path}: cannot read the run journal ({err.strerror})") from err
         header, done, generated, whole = _parse(path, data)
+        # The config's server URLs are recorded with their secrets masked: the config file has them.
+        header = header.model_copy(update={"config": with_secrets(header.config, header.config_source, path)})
         retried = 0
         if not keep_errors:
             retried = sum(1 for r in done.values() if r.errored) + sum(1 for g in generated.values() if g.error)
@@ -168,6 +178,28 @@ class Journal:
         while data:  # unbuffered: nothing is left in a buffer to be written at close, after a failure
             data = data[self._stream.write(data) or 0:]
         os.fsync(self._stream.fileno())
+
+
+@dataclass(frozen=True)
+class JournalContents:
+    """What a journal holds, read without opening it to append (a run may be writing it): the header
+    as recorded (its server URLs' secrets masked), every result and every target's output, the last try
+    of each."""
+
+    header: JournalHeader
+    results: dict[tuple[int, str], MetricResult]
+    generated: dict[tuple[str, int], Generation]
+
+
+def read_journal(path: Path) -> JournalContents:
+    """The journal at ``path``, read only: a torn last line is left out (and left there). Raises
+    :class:`InputError` naming the line of a journal that cannot be read, as :meth:`Journal.open` does."""
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InputError(f"{path}: cannot read the run journal ({err.strerror})") from err
+    header, done, generated, _ = _parse(path, data)
+    return JournalContents(header, done, generated)
 
 
 def _parse(
@@ -231,9 +263,7 @@ def _header(path: Path, line: bytes) -> JournalHeader:
     if version != JOURNAL_FORMAT:
         raise InputError(f"{path}:1: journal format {version!r} is not {JOURNAL_FORMAT}")
     try:
-        header = JournalHeader.model_validate(raw)
+        return JournalHeader.model_validate(raw)
     except ValidationError as err:
         where, message = first_problem(err)
         raise InputError(f"{path}:1: header field '{where}': {message}") from err
-    # The config's server URLs are recorded with their secrets masked: the config file has them.
-    return header.model_copy(update={"config": with_secrets(header.config, header.config_source, path)})
