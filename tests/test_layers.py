@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("run", ("run",)),
     ("reports", ("reports",)),
     ("meta-eval", ("metaeval",)),
+    ("viewer", ("viewer",)),
     ("cli", ("cli", "__main__")),
     ("testing", ("testing",)),
     ("integrations", ("integrations",)),

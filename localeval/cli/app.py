@@ -23,6 +23,7 @@ from localeval.cli import (
     metrics_command,
     run_commands,
     runs_commands,
+    view,
 )
 from localeval.cli.exits import EXIT_INPUT, EXIT_UNEXPECTED, save_traceback
 from localeval.cli.options import ReadableHelp, say, stderr
@@ -117,6 +118,7 @@ app.command()(run_commands.arena)
 app.command("meta-eval")(data_commands.meta_eval)
 app.command("check-judge")(judge_commands.check_judge)
 app.command()(metrics_command.metrics)
+app.command()(view.view)
 backends_app.command("check")(manage_commands.backends_check)
 backends_app.command("list")(manage_commands.backends_list)
 models_app.command("list")(manage_commands.models_list)
