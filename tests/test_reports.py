@@ -607,3 +607,38 @@ def test_the_terminal_says_nothing_more_for_a_passed_composite() -> None:
     lines = printed.getvalue().splitlines()
     end = next(i for i, line in enumerate(lines) if line.startswith("└"))  # of the results table
     assert lines[end - 1] == "│ 1 │ <memory>:1 │ 0.600 pass │" and lines[end + 1].strip() == "Summary"
+
+
+def test_the_page_shows_file_names_not_the_folders_they_sit_in() -> None:
+    # An arena's dataset lives under the runs folder, a config's under its folder: the page names the
+    # file and the line; the whole path is in the fold (and the case's title), for whoever needs it.
+    from localeval.data.dataset import DatasetSource
+    from localeval.data.results import CaseResult, RunReport
+    from localeval.reports.html import render_html
+
+    report = RunReport(
+        run_id="r", created_at="2026-11-25T00:00:00Z", localeval_version="0",
+        dataset=DatasetSource(path="/home/someone/private/runs/arena/a-b-1234.jsonl", sha256="0" * 64),
+        cases=[CaseResult(index=0, location="/home/someone/private/runs/arena/a-b-1234.jsonl:7", results=[])],
+        summary=[],
+    )
+    page = render_html(report)
+    visible = page.split('<details class="fingerprints"')[0]  # the header before its fold
+    assert "a-b-1234.jsonl" in visible and "/home/someone" not in visible
+    assert ">a-b-1234.jsonl:7</small>" in page
+    assert 'title="/home/someone/private/runs/arena/a-b-1234.jsonl:7"' in page
+
+
+def test_an_arena_case_reads_as_its_outcome_not_as_pass_or_fail() -> None:
+    # A tie passes (it is no evidence against the first-named): the page must say "tie", not "pass".
+    from localeval.data.results import CaseResult, MetricResult, MetricSummary, RunReport
+    from localeval.reports.html import render_html
+
+    tie = MetricResult(metric="arena", kind="arena", score=0.496, threshold=0.5, passed=True,
+                       details={"outcome": "tie within the judge's noise", "preferred": []})
+    report = RunReport(run_id="r", created_at="2026-11-25T00:00:00Z", localeval_version="0",
+                       cases=[CaseResult(index=0, results=[tie])], summary=[MetricSummary.of("arena", [tie])])
+    page = render_html(report)
+    assert "<i>tie within the judge&#x27;s noise</i>" in page
+    assert "<dt>outcome</dt><dd>tie within the judge&#x27;s noise</dd>" in page
+    assert "<i>pass</i>" not in page

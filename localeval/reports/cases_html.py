@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from html import escape
+from pathlib import PurePath
 from typing import Any
 
 from localeval.data.results import CaseResult, MetricResult, RunReport
@@ -19,6 +20,7 @@ from localeval.reports.rules import (
     case_number,
     composite_failure,
     pass_rule,
+    verdict_text,
     verdict_word,
 )
 from localeval.reports.transcript_html import is_conversation, render_transcript
@@ -56,12 +58,19 @@ def render_cases(report: RunReport) -> str:
     )
 
 
+def short_location(location: str) -> str:
+    """A case's 'file:line' as a reader scans it: the file's name and the line, no folders (the whole path is
+    in the header's fold and in the element's title)."""
+    path, sep, line = location.rpartition(":")
+    return f"{PurePath(path).name}:{line}" if sep and line.isdigit() else PurePath(location).name
+
+
 def _case(case: CaseResult, metrics: list[str]) -> str:
     by_metric = {r.metric: r for r in case.results}
     failed = any(r.passed is False for r in case.results)
     errored = any(r.errored for r in case.results)
     label = case_label(case)
-    where = f"<small>{escape(case.location)}</small>" if case.location else ""
+    where = f'<small title="{escape(case.location)}">{escape(short_location(case.location))}</small>' if case.location else ""
     cells = "".join(_cell(by_metric.get(m), m) for m in metrics)
     extra = [r for r in case.results if r.metric not in metrics]
     results = "".join(_result(r) for r in [*(by_metric[m] for m in metrics if m in by_metric), *extra])
@@ -83,12 +92,13 @@ def _cell(result: MetricResult | None, metric: str) -> str:
     if result.score is None:
         tip = f"{metric}: error: {result.error or ''}"
         return f'<span class="cell error" data-sort="" title="{escape(tip)}">error</span>'
-    tip = f"{metric}: {result.score:.4g} {word} (threshold {result.threshold:g})"
+    said = verdict_text(result)
+    tip = f"{metric}: {result.score:.4g} {said}" + ("" if said != word else f" (threshold {result.threshold:g})")
     why = composite_failure(result)
     tip += f": {why}" if why else ""
     return (
         f'<span class="cell {word}" data-sort="{result.score!r}" title="{escape(tip)}">'
-        f"{result.score:.3f}<i>{word}</i></span>"
+        f"{result.score:.3f}<i>{escape(said)}</i></span>"
     )
 
 
@@ -116,7 +126,11 @@ def _input_value(value: Any) -> str:
 def _result(result: MetricResult) -> str:
     word = verdict_word(result)
     facts = [("score", f"{result.score:.4g}")] if result.score is not None else []
-    facts.append(("passes at", f"score {_SYMBOL[pass_rule(result)]} {result.threshold:g}"))
+    said = verdict_text(result)
+    if said != word:  # an arena: its outcome, not a threshold, is the verdict
+        facts.append(("outcome", said))
+    else:
+        facts.append(("passes at", f"score {_SYMBOL[pass_rule(result)]} {result.threshold:g}"))
     facts.append(("took", _duration(result.duration_s)))
     dl = "".join(f"<div><dt>{k}</dt><dd>{escape(v)}</dd></div>" for k, v in facts)
     kind = f' <span class="kind">{escape(result.kind)}</span>' if result.kind != result.metric else ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from html import escape
 from importlib.resources import files
+from pathlib import PurePath
 from string import Template
 
 from localeval.data.results import MetricResult, MetricSummary, RunReport
@@ -76,7 +77,7 @@ def _header(report: RunReport) -> str:
     if stats.prompt_tokens is not None:
         facts.append(("tokens", f"{stats.prompt_tokens} prompt, {stats.completion_tokens} completion"))
     if report.dataset is not None:
-        facts.append(("dataset", report.dataset.path))
+        facts.append(("dataset", PurePath(report.dataset.path).name))  # its whole path is in the fold
     if stats.resumed:
         facts.append(("resumed", f"{stats.resumed} results"))
     config = ""
@@ -89,7 +90,7 @@ def _header(report: RunReport) -> str:
 
 def _fingerprints(report: RunReport) -> str:
     """The dataset's sha256 and every judge's fingerprint, in a ``<details>`` whose summary names the judge."""
-    facts = [("dataset sha256", report.dataset.sha256)] if report.dataset is not None else []
+    facts = [("dataset", report.dataset.path), ("dataset sha256", report.dataset.sha256)] if report.dataset is not None else []
     judges = ({"": report.backend} if report.backend is not None else {}) | report.judges
     for name, fingerprint in judges.items():
         prefix = f"judge {name}: " if name else ""

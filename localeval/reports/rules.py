@@ -43,6 +43,13 @@ def verdict_word(result: MetricResult) -> str:
     return "pass" if result.passed else "fail"
 
 
+def verdict_text(result: MetricResult) -> str:
+    """How a result's verdict reads to a person: an arena's outcome ("new preferred", "tie within the
+    judge's noise"), which a pass at 0.5 would misstate; else :func:`verdict_word`."""
+    outcome = result.details.get("outcome") if result.kind == "arena" and not result.errored else None
+    return str(outcome) if outcome else verdict_word(result)
+
+
 def failure_message(result: MetricResult) -> str:
     """One line that says why a failed result failed: ``score 0.31 < threshold 0.5 (passes at score >= threshold)``.
 
