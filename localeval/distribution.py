@@ -25,6 +25,14 @@ class CandidateDistribution(BaseModel):
     alternatives over HTTP. False: that the reply *starts with* it, all a
     backend that reads one position can see (a server in the ``grammar`` or
     ``instruction`` prefill mode), so "1" on a 0-10 range also holds "10"-"19".
+
+    ``unlisted_mass`` is the part of ``covered_mass`` that a top-k list did not
+    show: where a number ends, what the list leaves out counts as an end (see
+    :class:`ListedTokens`), and this is how much that added. The candidates' mass
+    as listed is ``covered_mass - unlisted_mass``; a score, as a fraction of its
+    range, is within ``unlisted_mass / (covered_mass - unlisted_mass)`` of the
+    one read from whole vocabularies whose top k are those lists. 0 where the
+    whole vocabulary is read.
     """
 
     # A candidate outside a server's top-k has log-probability -inf: keep it -inf
@@ -35,6 +43,7 @@ class CandidateDistribution(BaseModel):
     logprobs: dict[str, float]
     covered_mass: float
     whole_answers: bool = False
+    unlisted_mass: float = 0.0
 
     def expected_value(self, values: Mapping[str, float]) -> float:
         """Σ p(c)·v(c) over the candidates."""
@@ -54,12 +63,15 @@ def log_softmax(logits: Sequence[float]) -> list[float]:
     return [x - log_total for x in logits]
 
 
-def renormalize(logprobs: Mapping[str, float], *, whole_answers: bool = False) -> CandidateDistribution:
+def renormalize(
+    logprobs: Mapping[str, float], *, whole_answers: bool = False, unlisted_mass: float = 0.0
+) -> CandidateDistribution:
     """Renormalize candidates' raw log-probabilities so they sum to 1.
 
     Works in log space so candidates far in the tail (log p ≈ -100) still get
     an exact relative weight instead of underflowing to 0/0. ``whole_answers``
-    records what the log-probabilities are (see :class:`CandidateDistribution`).
+    and ``unlisted_mass`` record what the log-probabilities are (see
+    :class:`CandidateDistribution`).
     """
     if not logprobs:
         raise ValueError("renormalize needs at least one candidate")
@@ -75,6 +87,7 @@ def renormalize(logprobs: Mapping[str, float], *, whole_answers: bool = False) -
         logprobs={c: float(v) for c, v in logprobs.items()},
         covered_mass=min(1.0, math.exp(log_covered)),
         whole_answers=whole_answers,
+        unlisted_mass=unlisted_mass,
     )
 
 
@@ -148,8 +161,9 @@ class NextTokens(Protocol):
     """The distribution of the next token at one position, as a backend can read it.
 
     In-process it is the whole vocabulary; a server gives its top alternatives
-    only, and what is not among them counts as probability 0 (so sums are lower
-    bounds, and ``covered_mass`` shows it).
+    only (:class:`ListedTokens`), and what is not among them is estimated: a
+    token that is not listed counts as probability 0, but the mass left out
+    counts towards the classes that end a number.
     """
 
     def texts(self, answer: str) -> Iterable[str]:
@@ -161,9 +175,16 @@ class NextTokens(Protocol):
         """log P(the next token's text is ``text``): every token with that text; -inf if none."""
         ...
 
-    def class_logprob(self, token_class: TokenClass) -> float:
-        """log P(the next token is in ``token_class``)."""
+    def class_logprob(self, token_class: TokenClass, *, listed_only: bool = False) -> float:
+        """log P(the next token is in ``token_class``); ``listed_only``: without the estimated
+        part (the same where the whole distribution is known)."""
         ...
+
+
+#: The classes whose tokens are too many to be listed: after a number, what ends it ("\n", " ",
+#: ",", " It", "/", end of text, ...) is spread over thousands of tokens; what continues it is
+#: ten digits and a point, nearly always among a server's top 20.
+ENDING_CLASSES: frozenset[TokenClass] = frozenset({"ends", "no_digit"})
 
 
 @dataclass(frozen=True)
@@ -171,6 +192,13 @@ class ListedTokens:
     """A next-token distribution given as texts and log-probabilities (a server's top k).
 
     Tokens that share a text are summed (they are different ways of writing it).
+    The mass the list leaves out (:attr:`unlisted`) is counted as an end: the end
+    of a number is estimated as the complement of what continues it, which the
+    list holds (item 3 of issue 28). Summing only the listed ending tokens gave
+    P(the number ends | "3") ≈ 0.36 on SmolLM2 where the whole vocabulary gives
+    ≈ 0.55, unevenly across digits. ``class_logprob(..., listed_only=True)``
+    gives the listed sum, a lower bound; the estimate is an upper bound, and the
+    two are ``unlisted`` apart.
     """
 
     logprobs: Mapping[str, float]
@@ -183,14 +211,22 @@ class ListedTokens:
             found.setdefault(text, []).append(logprob)
         return cls({text: log_sum_exp(values) for text, values in found.items()})
 
+    @property
+    def unlisted(self) -> float:
+        """The probability of the tokens the list leaves out: 1 - Σ listed, at least 0."""
+        return max(0.0, 1.0 - math.fsum(math.exp(v) for v in self.logprobs.values()))
+
     def texts(self, answer: str) -> Iterable[str]:
         return self.logprobs.keys()
 
     def logprob(self, text: str) -> float:
         return self.logprobs.get(text, -math.inf)
 
-    def class_logprob(self, token_class: TokenClass) -> float:
-        return log_sum_exp(v for t, v in self.logprobs.items() if in_class(t, token_class))
+    def class_logprob(self, token_class: TokenClass, *, listed_only: bool = False) -> float:
+        listed = log_sum_exp(v for t, v in self.logprobs.items() if in_class(t, token_class))
+        if listed_only or token_class not in ENDING_CLASSES or self.unlisted == 0.0:
+            return listed
+        return log_sum_exp((listed, math.log(self.unlisted)))
 
 
 def answer_pieces(texts: Iterable[str], remaining: str, first: bool) -> list[tuple[str, str | None]]:
@@ -224,11 +260,68 @@ PRUNE_BELOW = 1e-9
 #: answer must end here), or :data:`NO_DIGIT` after a bare "." (a full stop unless a digit follows).
 Need = str | None
 NO_DIGIT: Need = None
+#: A log-probability as estimated and as listed only (see :class:`ListedTokens`).
+_Bounds = tuple[float, float]
+#: What a prefix's view leads to: (the need there, the next token's text, the need after it).
+_Step = tuple[Need, str, Need]
+
+
+@dataclass(frozen=True)
+class WholeAnswers:
+    """Each candidate's log-probability of being the whole answer (:func:`read_whole_answers`).
+
+    ``logprobs`` is the estimate every score uses; ``listed`` counts only the
+    ending tokens the views listed (equal to ``logprobs`` where they are whole
+    vocabularies), a lower bound.
+    """
+
+    logprobs: dict[str, float]
+    listed: dict[str, float]
+
+    def distribution(self) -> CandidateDistribution:
+        """The candidates renormalized (``whole_answers``), with the mass the lists left out."""
+        listed = math.fsum(math.exp(v) for v in self.listed.values())
+        estimated = math.fsum(math.exp(v) for v in self.logprobs.values())
+        return renormalize(self.logprobs, whole_answers=True, unlisted_mass=max(0.0, estimated - listed))
+
+
+def _reading(view: NextTokens, prefix: str, needs: Iterable[Need]) -> tuple[dict[Need, list[_Bounds]], list[_Step]]:
+    """What ``view`` (after ``prefix``) gives each need at once, and the steps to read further."""
+    terms: dict[Need, list[_Bounds]] = {need: [] for need in needs}
+    steps: list[_Step] = []
+    for need in terms:
+        if need is NO_DIGIT or not need:
+            token_class: TokenClass = "no_digit" if need is NO_DIGIT else "ends"
+            terms[need].append((view.class_logprob(token_class), view.class_logprob(token_class, listed_only=True)))
+            if need is not NO_DIGIT:
+                steps.append((need, ".", NO_DIGIT))
+            continue
+        for text, rest in answer_pieces(view.texts(need), need, first=not prefix):
+            if rest is None:  # the token ended the answer itself ("3 ")
+                terms[need].append((view.logprob(text), view.logprob(text)))
+            else:
+                steps.append((need, text, rest))
+    return terms, steps
+
+
+def _children(view: NextTokens, log_p: float, steps: list[_Step], log_prune: float) -> dict[str, dict[Need, None]]:
+    """The next tokens worth reading after a prefix of log-probability ``log_p``, in text order,
+    each with the needs it is read for (ordered, not sets: sums in the same order in every process)."""
+    children: dict[str, dict[Need, None]] = {}
+    for _, text, there in steps:
+        logprob = view.logprob(text)
+        if logprob > -math.inf and log_p + logprob >= log_prune:
+            children.setdefault(text, {})[there] = None
+    return {text: children[text] for text in sorted(children)}
 
 
 def read_whole_answers(
-    candidates: Sequence[str], after: Callable[[str], NextTokens], prune_below: float = PRUNE_BELOW
-) -> dict[str, float]:
+    candidates: Sequence[str],
+    after: Callable[[str], NextTokens],
+    prune_below: float = PRUNE_BELOW,
+    *,
+    by_depth: Callable[[Sequence[str]], Sequence[NextTokens]] | None = None,
+) -> WholeAnswers:
     """Each candidate's log-probability of being the whole answer, from next-token distributions.
 
     ``after(prefix)`` is the next-token distribution once the reply has written
@@ -244,49 +337,66 @@ def read_whole_answers(
 
     One general mechanism for every backend: the in-process backend reads each
     ``after`` from the whole vocabulary, a server from its top alternatives
-    (a continuation request with the prefix appended to the prefill). The
+    (a continuation request with the prefix appended to the prefill), where the
+    end is estimated (:class:`ListedTokens`). The
     prefixes are asked for in *preorder* of their trie, children in text order:
     each right after its parent or after a sibling's subtree, so a model that
     keeps the last text it read (llama.cpp's prefix reuse) reads each new prefix
     as one token on top of its parent, as it does when it generates. Each
     prefix is asked for once; one with probability 0, or below ``prune_below``
     (:data:`PRUNE_BELOW`), is not asked for.
-    """
-    views: dict[str, NextTokens] = {}
-    log_prune = math.log(prune_below) if prune_below > 0.0 else -math.inf
 
-    def walk(prefix: str, log_p: float, needs: dict[Need, None]) -> dict[Need, float]:
+    ``by_depth``, where given, reads the prefixes instead, one depth of the trie
+    at a time (all first tokens, then all second ones, ...): it gets a depth's
+    new prefixes and returns their distributions in that order (a backend that
+    reads them as one batch); ``after`` is then never called. The same prefixes
+    are read and the arithmetic is the same.
+    """
+    log_prune = math.log(prune_below) if prune_below > 0.0 else -math.inf
+    answers = {c: c.strip() or c for c in candidates}  # " A" is the answer "A", however it is spaced
+    needs: dict[Need, None] = dict.fromkeys(answers.values())
+    views = _read_by_depth(needs, by_depth, log_prune) if by_depth is not None else {}
+
+    def walk(prefix: str, log_p: float, needs: dict[Need, None]) -> dict[Need, _Bounds]:
         if prefix not in views:
             views[prefix] = after(prefix)
         view = views[prefix]
-        terms: dict[Need, list[float]] = {need: [] for need in needs}
-        steps: list[tuple[Need, str, Need]] = []  # (need here, the next token's text, the need after it)
-        for need in needs:
-            if need is NO_DIGIT:
-                terms[need].append(view.class_logprob("no_digit"))
-            elif not need:
-                terms[need].append(view.class_logprob("ends"))
-                steps.append((need, ".", NO_DIGIT))
-            else:
-                for text, rest in answer_pieces(view.texts(need), need, first=not prefix):
-                    if rest is None:  # the token ended the answer itself ("3 ")
-                        terms[need].append(view.logprob(text))
-                    else:
-                        steps.append((need, text, rest))
-        children: dict[str, dict[Need, None]] = {}  # ordered, not sets: sums in the same order in every process
-        for _, text, there in steps:
-            logprob = view.logprob(text)
-            if logprob > -math.inf and log_p + logprob >= log_prune:
-                children.setdefault(text, {})[there] = None
-        read = {text: walk(prefix + text, log_p + view.logprob(text), children[text]) for text in sorted(children)}
+        terms, steps = _reading(view, prefix, needs)
+        children = _children(view, log_p, steps, log_prune)
+        read = {text: walk(prefix + text, log_p + view.logprob(text), there) for text, there in children.items()}
         for need, text, there in steps:
             if text in read:
-                terms[need].append(view.logprob(text) + read[text][there])
-        return {need: log_sum_exp(found) for need, found in terms.items()}
+                logprob = view.logprob(text)
+                estimate, listed = read[text][there]
+                terms[need].append((logprob + estimate, logprob + listed))
+        return {need: (log_sum_exp(e for e, _ in found), log_sum_exp(low for _, low in found))
+                for need, found in terms.items()}
 
-    answers = {c: c.strip() or c for c in candidates}  # " A" is the answer "A", however it is spaced
-    found = walk("", 0.0, dict.fromkeys(answers.values()))
-    return {c: found[answer] for c, answer in answers.items()}
+    found = walk("", 0.0, needs)
+    return WholeAnswers(logprobs={c: found[answer][0] for c, answer in answers.items()},
+                        listed={c: found[answer][1] for c, answer in answers.items()})
+
+
+def _read_by_depth(
+    needs: dict[Need, None], by_depth: Callable[[Sequence[str]], Sequence[NextTokens]], log_prune: float
+) -> dict[str, NextTokens]:
+    """The views :func:`read_whole_answers`'s walk asks for, read one depth of the trie at a time."""
+    views: dict[str, NextTokens] = {}
+    level: list[tuple[str, float, dict[Need, None]]] = [("", 0.0, needs)]
+    while level:
+        new = [prefix for prefix in dict.fromkeys(p for p, _, _ in level) if prefix not in views]
+        read = by_depth(new) if new else []
+        if len(read) != len(new):
+            raise ValueError(f"{len(read)} distributions read for the {len(new)} prefixes {new}")
+        views.update(zip(new, read, strict=True))
+        deeper: list[tuple[str, float, dict[Need, None]]] = []
+        for prefix, log_p, there in level:
+            view = views[prefix]
+            _, steps = _reading(view, prefix, there)
+            deeper += [(prefix + text, log_p + view.logprob(text), next_needs)
+                       for text, next_needs in _children(view, log_p, steps, log_prune).items()]
+        level = deeper
+    return views
 
 
 def expected_value(probabilities: Mapping[str, float], values: Mapping[str, float]) -> float:

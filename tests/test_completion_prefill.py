@@ -27,6 +27,8 @@ LEGACY_PROBE = legacy_completion("OK", {"OK": -0.1})
 
 #: After a score: the answer ends ("\n") with e^-0.1, goes on ("0") with e^-3.
 ENDS = legacy_completion("\n", {"\n": -0.1, "0": -3.0})
+#: What a server's list says of the end there: all but what goes on, the unlisted rest included (issue 28).
+END = math.log1p(-math.exp(-3.0))
 
 
 def test_the_client_renders_the_prompt_and_reads_whole_answers_after_it():
@@ -40,9 +42,10 @@ def test_the_client_renders_the_prompt_and_reads_whole_answers_after_it():
     # Then after each candidate the server listed, appended to the prefill (" 3" is "3" too).
     assert [body["prompt"].removeprefix(CHATML_PROMPT) for body in server.bodies[2:]] == [" 3", "4", "5"]
     dist = reply.distribution
-    assert dist.logprobs == {"1": -math.inf, "2": -math.inf, "3": pytest.approx(-2.1), "4": pytest.approx(-1.0),
-                             "5": pytest.approx(-1.6)}
-    assert dist.covered_mass == pytest.approx(math.exp(-1.0) + math.exp(-1.6) + math.exp(-2.1), rel=1e-12)
+    assert dist.logprobs == {"1": -math.inf, "2": -math.inf, "3": pytest.approx(-2.0 + END),
+                             "4": pytest.approx(-0.9 + END), "5": pytest.approx(-1.5 + END)}
+    assert dist.covered_mass == pytest.approx((math.exp(-0.9) + math.exp(-1.5) + math.exp(-2.0)) * math.exp(END),
+                                              rel=1e-12)
     assert dist.whole_answers is True
     assert reply.usage.prompt_tokens == 9 * 4
     assert backend.fingerprint.settings["chat_template"] == JinjaChatFormat(CHATML).identity
@@ -57,9 +60,9 @@ def test_zero_to_ten_reads_ten_after_one():
     request = SCORE.model_copy(update={"candidates": tuple(str(s) for s in range(11))})
     dist = backend.candidate_distribution(request).distribution
     assert [body["prompt"].removeprefix(CHATML_PROMPT) for body in server.bodies[2:]] == ["1", "10", "7"]
-    assert dist.logprobs["1"] == pytest.approx(-0.5 - 1.2)  # "1" then the end: not "10"
-    assert dist.logprobs["10"] == pytest.approx(-0.5 - 0.7 - 0.1)
-    assert dist.logprobs["7"] == pytest.approx(-1.0 - 0.1)
+    assert dist.logprobs["1"] == pytest.approx(-0.5 + math.log1p(-math.exp(-0.7)))  # "1" then the end: not "10"
+    assert dist.logprobs["10"] == pytest.approx(-0.5 - 0.7 + END)
+    assert dist.logprobs["7"] == pytest.approx(-1.0 + END)
 
 
 def test_a_server_that_stops_at_once_is_asked_with_the_next_seed():
@@ -68,7 +71,7 @@ def test_a_server_that_stops_at_once_is_asked_with_the_next_seed():
     backend = fake_backend(server, prefill="completion", chat_template="chatml")
     dist = backend.candidate_distribution(SCORE).distribution
     assert [body["seed"] for body in server.bodies[1:]] == [0, 1, 0]
-    assert dist.logprobs["4"] == pytest.approx(-0.3) and backend.capabilities.distribution is True
+    assert dist.logprobs["4"] == pytest.approx(-0.2 + END) and backend.capabilities.distribution is True
 
 
 def test_llama_server_shape_and_its_own_template_from_props():
@@ -83,7 +86,7 @@ def test_llama_server_shape_and_its_own_template_from_props():
     dist = backend.candidate_distribution(SCORE).distribution
     # no "<s>": the server adds the BOS token itself when the model's vocabulary asks for it
     assert server.bodies[1]["prompt"] == "[system] Grade.</s>\n[user] 2+2=4. Score 1-5.</s>\n[assistant] Score: "
-    assert dist.logprobs["4"] == pytest.approx(-1.0) and dist.logprobs["3"] == pytest.approx(-2.1)
+    assert dist.logprobs["4"] == pytest.approx(-0.9 + END) and dist.logprobs["3"] == pytest.approx(-2.0 + END)
 
 
 def test_a_template_file(tmp_path):

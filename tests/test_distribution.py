@@ -316,7 +316,7 @@ def test_the_counterexample_read_from_next_token_distributions() -> None:
     after, asked = views({"": {"1": 0.4, "7": 0.5, "3": 0.05, "I": 0.05},
                           "1": {"0": 0.5, "5": 0.3, "\n": 0.2}, "10": {"/": 1.0}, "7": {"\n": 1.0},
                           "3": {"": 1.0}})
-    whole = read_whole_answers(tuple(ZERO_TO_TEN), after)
+    whole = read_whole_answers(tuple(ZERO_TO_TEN), after).logprobs
     assert whole == {**whole_answer_logprobs(STARTS, ENDS), **ABSENT}
     # Each once, in preorder ("10" right after its parent "1"); "15" is not a candidate: never asked.
     assert asked == ["", "1", "10", "3", "7"]
@@ -326,7 +326,7 @@ def test_every_way_of_writing_a_candidate_counts() -> None:
     """"10" as one token or as "1" then "0", and " 10" at the score position: one answer."""
     after, _ = views({"": {"1": 0.2, "10": 0.3, " 1": 0.1, "3 ": 0.1}, "1": {"0": 0.5, "\n": 0.5},
                       "10": {"\n": 1.0}, " 1": {"0": 1.0}, " 10": {".": 1.0}, " 10.": {"\n": 1.0}})
-    whole = read_whole_answers(("1", "10", "3"), after)
+    whole = read_whole_answers(("1", "10", "3"), after).logprobs
     assert math.exp(whole["10"]) == pytest.approx(0.3 + 0.2 * 0.5 + 0.1, rel=1e-12)
     assert math.exp(whole["1"]) == pytest.approx(0.1, rel=1e-12)  # " 1" never ends: it goes on to " 10"
     assert math.exp(whole["3"]) == pytest.approx(0.1, rel=1e-12)  # "3 " ends the answer itself
@@ -335,7 +335,7 @@ def test_every_way_of_writing_a_candidate_counts() -> None:
 def test_a_bare_point_is_a_full_stop_unless_a_digit_follows() -> None:
     after, asked = views({"": {"3": 1.0}, "3": {".": 0.5, "\n": 0.2, ".5": 0.1, "0": 0.2},
                           "3.": {"5": 0.4, " It": 0.6}})
-    assert math.exp(read_whole_answers(("3",), after)["3"]) == pytest.approx(0.2 + 0.5 * 0.6, rel=1e-12)
+    assert math.exp(read_whole_answers(("3",), after).logprobs["3"]) == pytest.approx(0.2 + 0.5 * 0.6, rel=1e-12)
     assert asked == ["", "3", "3."]
 
 
@@ -344,7 +344,7 @@ def test_prefixes_are_asked_for_in_preorder_each_right_after_its_parent_or_a_sib
     after, asked = views({"": {"1": 0.5, " 1": 0.1, "2": 0.4}, "1": {"0": 0.3, ".": 0.2, "\n": 0.5},
                           "10": {".": 0.5, "\n": 0.5}, "10.": {"5": 1.0}, "1.": {" It": 1.0},
                           " 1": {"\n": 1.0}, "2": {"\n": 1.0}})
-    whole = read_whole_answers(("1", "2", "10"), after)
+    whole = read_whole_answers(("1", "2", "10"), after).logprobs
     assert asked == ["", " 1", "1", "1.", "10", "10.", "2"]
     assert math.exp(whole["1"]) == pytest.approx(0.5 * (0.5 + 0.2 * 1.0) + 0.1, rel=1e-12)
     assert math.exp(whole["10"]) == pytest.approx(0.5 * 0.3 * 0.5, rel=1e-12)  # "10." goes on to "10.5"
@@ -354,10 +354,10 @@ def test_a_prefix_below_the_bound_is_not_read_and_costs_less_than_the_bound() ->
     positions = {"": {"3": 0.6, "4": 0.4 - 2e-10, " 4": 2e-10}, "3": {"\n": 1.0}, "4": {"\n": 1.0},
                  " 4": {"\n": 1.0}}
     after, asked = views(positions)
-    pruned = read_whole_answers(("3", "4"), after)
+    pruned = read_whole_answers(("3", "4"), after).logprobs
     assert asked == ["", "3", "4"] and PRUNE_BELOW == 1e-9  # " 4" (2e-10) is below the bound
     after, asked = views(positions)
-    every = read_whole_answers(("3", "4"), after, prune_below=0.0)
+    every = read_whole_answers(("3", "4"), after, prune_below=0.0).logprobs
     assert asked == ["", " 4", "3", "4"]
     assert 0.0 < math.exp(every["4"]) - math.exp(pruned["4"]) < PRUNE_BELOW
 
@@ -366,14 +366,14 @@ def test_a_candidates_surrounding_whitespace_is_not_part_of_the_answer() -> None
     """The arena's candidates are " A" and " B": the letters, written with a space or without."""
     after, _ = views({"": {" A": 0.5, "A": 0.1, " B": 0.3}, " A": {"\n": 0.8, "1": 0.2}, "A": {".": 1.0},
                       "A.": {" It": 1.0}, " B": {"\n": 1.0}})
-    whole = read_whole_answers((" A", " B"), after)
+    whole = read_whole_answers((" A", " B"), after).logprobs
     assert math.exp(whole[" A"]) == pytest.approx(0.5 * 0.8 + 0.1 * 1.0, rel=1e-12)
     assert math.exp(whole[" B"]) == pytest.approx(0.3, rel=1e-12)
 
 
 def test_a_prefix_with_no_probability_is_never_asked_for() -> None:
     after, asked = views({"": {"2": 1.0}, "2": {"\n": 1.0}})
-    assert read_whole_answers(("1", "2"), after) == {"1": -math.inf, "2": 0.0}
+    assert read_whole_answers(("1", "2"), after).logprobs == {"1": -math.inf, "2": 0.0}
     assert asked == ["", "2"]
 
 
@@ -399,3 +399,80 @@ def test_answer_pieces_allow_leading_whitespace_only_at_the_first_token() -> Non
     assert answer_pieces(texts, "10", first=True) == [("1", "0"), (" 1", "0"), ("10", "")]
     assert answer_pieces(texts, "0", first=False) == [("0", "")]
     assert answer_pieces(texts, "3", first=True) == [("3 ", None)]
+
+
+# --- what a top-k list leaves out (issue 28, item 3) ----------------------------------------
+
+
+def test_what_a_list_leaves_out_counts_as_the_end_of_a_number() -> None:
+    """The end is the complement of what continues the number: digits and the point are listed."""
+    listed = ListedTokens({"0": math.log(0.2), ".": math.log(0.1), "\n": math.log(0.3)})
+    assert listed.unlisted == pytest.approx(0.4, rel=1e-12)
+    assert math.exp(listed.class_logprob("ends")) == pytest.approx(1 - 0.2 - 0.1, rel=1e-12)
+    assert math.exp(listed.class_logprob("ends", listed_only=True)) == pytest.approx(0.3, rel=1e-12)
+    assert math.exp(listed.class_logprob("no_digit")) == pytest.approx(1 - 0.2, rel=1e-12)
+    assert math.exp(listed.class_logprob("no_digit", listed_only=True)) == pytest.approx(0.4, rel=1e-12)
+    assert math.exp(listed.class_logprob("point")) == pytest.approx(0.1, rel=1e-12)  # a point is listed or not
+
+
+def test_a_whole_distribution_has_nothing_unlisted() -> None:
+    whole = ListedTokens({"0": math.log(0.5), "\n": math.log(0.5)})
+    assert whole.unlisted == 0.0 and whole.class_logprob("ends") == whole.class_logprob("ends", listed_only=True)
+
+
+#: After the score position of a 1-5 answer: every ending token (20 of them, 2% each) and the rest.
+FULL = {"": {"3": 0.6, "4": 0.3, "x": 0.1},
+        "3": {"0": 0.1, ".": 0.05, **{f"end{i}": 0.02 for i in range(20)}, "a": 0.15, "b": 0.3},
+        "4": {"5": 0.3, **{f"end{i}": 0.02 for i in range(20)}, "c": 0.3},
+        "3.": {"5": 0.5, " It": 0.5}}
+
+
+def top(k: int):
+    """``after`` that lists the k most likely tokens of :data:`FULL` at each prefix, as a server would."""
+    def after(prefix: str) -> ListedTokens:
+        best = sorted(FULL[prefix].items(), key=lambda kv: -kv[1])[:k]
+        return ListedTokens({t: math.log(p) for t, p in best})
+    return after
+
+
+def test_the_estimate_from_a_top_k_is_within_the_stated_bound_of_the_whole_vocabulary() -> None:
+    values = {"3": 3.0, "4": 4.0}
+    exact = read_whole_answers(("3", "4"), top(100)).distribution()
+    few = read_whole_answers(("3", "4"), top(4))
+    estimated = few.distribution()
+    listed_only = renormalize(few.listed)
+    assert exact.unlisted_mass == 0.0 and estimated.unlisted_mass > 0.0
+    # Within the bound the docs state: unlisted / (covered - unlisted) of the range.
+    bound = estimated.unlisted_mass / (estimated.covered_mass - estimated.unlisted_mass)
+    error = abs(estimated.expected_value(values) - exact.expected_value(values)) / (4 - 3)
+    assert error <= bound
+    # And nearer the whole vocabulary's than counting only the listed ending tokens.
+    assert error < abs(listed_only.expected_value(values) - exact.expected_value(values))
+    assert abs(estimated.covered_mass - exact.covered_mass) < abs(listed_only.covered_mass - exact.covered_mass)
+
+
+def test_reading_by_depth_reads_the_same_prefixes_a_depth_at_a_time_and_gives_the_same_numbers() -> None:
+    positions = {"": {"1": 0.5, " 1": 0.1, "2": 0.4}, "1": {"0": 0.3, ".": 0.2, "\n": 0.5},
+                 "10": {".": 0.5, "\n": 0.5}, "10.": {"5": 1.0}, "1.": {" It": 1.0}, " 1": {"\n": 1.0},
+                 "2": {"\n": 1.0}}
+    after, _ = views(positions)
+    depths: list[list[str]] = []
+
+    def by_depth(prefixes):
+        depths.append(list(prefixes))
+        return [after(p) for p in prefixes]
+
+    def never(prefix: str) -> ListedTokens:
+        raise AssertionError("by_depth reads every prefix")
+
+    batched = read_whole_answers(("1", "2", "10"), never, by_depth=by_depth)
+    assert depths == [[""], [" 1", "1", "2"], ["1.", "10"], ["10."]]  # each depth in text order
+    one_by_one, asked = views(positions)
+    assert batched == read_whole_answers(("1", "2", "10"), one_by_one)
+    assert sorted(asked) == sorted(p for depth in depths for p in depth)
+
+
+def test_a_depth_read_that_returns_too_few_distributions_is_an_error() -> None:
+    after, _ = views({"": {"1": 0.5, "2": 0.5}, "1": {"\n": 1.0}, "2": {"\n": 1.0}})
+    with pytest.raises(ValueError, match=r"1 distributions read for the 2 prefixes \['1', '2'\]"):
+        read_whole_answers(("1", "2"), after, by_depth=lambda prefixes: [after(p) for p in prefixes][:1])

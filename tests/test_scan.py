@@ -212,14 +212,17 @@ def test_a_full_stop_ends_the_answer_and_a_decimal_point_does_not():
     assert [p for p, _ in asked] == ["", "3", "3."]
 
 
-def test_only_the_top_k_alternatives_count_and_what_is_unseen_lowers_the_covered_mass():
-    """A server that appends the drawn token to its list (llama-cpp-python) has it dropped beyond k."""
+def test_only_the_top_k_alternatives_count_and_what_they_leave_out_ends_the_number():
+    """A server that appends the drawn token to its list (llama-cpp-python) has it dropped beyond k. What
+    the top k leave out after a score counts as its end (issue 28), and ``unlisted_mass`` says how much."""
     first_token, _ = scripted_server({"": {"3": 0.5, "4": 0.3, "5": 0.01}, "3": {"\n": 0.6, "0": 0.2, "!": 0.1},
                                       "4": {"\n": 0.9}})
     dist, _ = whole_answer_distribution(("3", "4", "5"), first_token, 2, "http://judge")
-    assert dist.logprobs == {"3": pytest.approx(math.log(0.5 * 0.6)), "4": pytest.approx(math.log(0.3 * 0.9)),
+    # After "3" the top 2 are "\n" (.6) and "0" (.2): the end is 1 - .2, of which .2 unlisted; after "4": 1 - 0.
+    assert dist.logprobs == {"3": pytest.approx(math.log(0.5 * 0.8)), "4": pytest.approx(math.log(0.3 * 1.0)),
                              "5": -math.inf}
-    assert dist.covered_mass == pytest.approx(0.57, rel=1e-12)
+    assert dist.covered_mass == pytest.approx(0.7, rel=1e-12)
+    assert dist.unlisted_mass == pytest.approx(0.5 * 0.2 + 0.3 * 0.1, rel=1e-12)
 
 
 def test_a_server_that_stops_at_once_is_asked_again_with_the_next_seed():

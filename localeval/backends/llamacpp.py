@@ -33,6 +33,7 @@ from localeval.backends.base import (
     TextRequest,
     Usage,
 )
+from localeval.backends.branches import Branches, open_branching_context, sequences
 from localeval.backends.catalog import ModelCatalog, ModelSpec, file_sha256
 from localeval.backends.chat import ChatFormat, Prompt, SpecialTokens, chat_format_for, token_pieces
 from localeval.backends.kind import BackendKind, BuildContext
@@ -45,7 +46,6 @@ from localeval.distribution import (
     in_class,
     log_sum_exp,
     read_whole_answers,
-    renormalize,
 )
 from localeval.errors import BackendError, BackendUnavailable, CandidateError
 
@@ -90,6 +90,14 @@ class LlamaCppOptions(BackendOptions):
         description=(
             "Count only the k most likely tokens at each position, as a server that lists k "
             "alternatives does (to compare with one); None: the whole vocabulary, exact."
+        ),
+    )
+    batch_continuations: bool = Field(
+        False,
+        description=(
+            "Read the reply prefixes of one depth of a whole-answer score as one batch of sequences "
+            "instead of one token at a time: fewer passes, but llama.cpp's batched numbers differ from "
+            "one token at a time (and from a server), so scores move (docs/measurements/score-cost.md)."
         ),
     )
 
@@ -166,6 +174,7 @@ class VocabularyTokens:
         self._log_total = top + math.log(total)
         self._probabilities /= total
         self._vocabulary = vocabulary
+        self._classes: dict[TokenClass, float] = {}
 
     def texts(self, answer: str) -> Iterable[str]:
         by_core = self._vocabulary.by_core
@@ -177,11 +186,14 @@ class VocabularyTokens:
             return -math.inf
         return log_sum_exp((self._logits[ids] - self._log_total).tolist())
 
-    def class_logprob(self, token_class: TokenClass) -> float:
-        # numpy's own sum, not a BLAS dot product: BLAS splits a long one between its threads, and the
-        # sum's last bits then depend on how many it has (Ray workers get one): scores 5e-16 apart.
-        mass = float(self._probabilities[self._vocabulary.classes[token_class]].sum())
-        return math.log(mass) if mass > 0.0 else -math.inf
+    def class_logprob(self, token_class: TokenClass, *, listed_only: bool = False) -> float:
+        # Every token is listed here: nothing is estimated, and listed_only changes nothing.
+        if token_class not in self._classes:
+            # numpy's own sum, not a BLAS dot product: BLAS splits a long one between its threads, and the
+            # sum's last bits then depend on how many it has (Ray workers get one): scores 5e-16 apart.
+            mass = float(self._probabilities[self._vocabulary.classes[token_class]].sum())
+            self._classes[token_class] = math.log(mass) if mass > 0.0 else -math.inf
+        return self._classes[token_class]
 
     def top(self, k: int) -> ListedTokens:
         """The k most likely tokens only, as a server capped at k lists them."""
@@ -216,6 +228,8 @@ class LlamaCppBackend:
                 logits_all=False,
                 verbose=False,
             )
+            if self.options.batch_continuations:
+                open_branching_context(self._llm, self.options.n_batch)
         except (ValueError, RuntimeError) as err:
             raise BackendUnavailable(f"{model_path}: llama.cpp cannot load this model ({err})") from err
         self._llama_cpp = llama_cpp
@@ -236,6 +250,8 @@ class LlamaCppBackend:
                 # whole answer's (P(c) · P(end | c)) must not answer for it.
                 "candidates": "whole answer",
                 "top_logprobs": self.options.top_logprobs,
+                # Only when on, so caches filled one token at a time keep their keys.
+                **({"continuations": "batched"} if self.options.batch_continuations else {}),
             },
         )
 
@@ -290,19 +306,40 @@ class LlamaCppBackend:
 
     def candidate_distribution(self, request: DistributionRequest) -> DistributionReply:
         prompt = self._format.render(request.messages, request.prefill)
-        longest = max(len(self._candidate_tokens(c)) for c in request.candidates)
-        tokens = self._prompt_tokens(prompt, longest + 2)  # room for the candidate, "." and one more
+        room = max(len(self._candidate_tokens(c)) for c in request.candidates) + 2  # the candidate, "." and one more
+        if self.options.batch_continuations:
+            # that many branches at once, each perhaps from the prompt's last token on
+            room = (sequences(self.options.n_batch) - 1) * (room + 1)
+        tokens = self._prompt_tokens(prompt, room)
         positions: list[str] = []
+
+        def view(logits: np.ndarray) -> NextTokens:
+            whole = VocabularyTokens(logits, self._vocabulary())
+            return whole if self.options.top_logprobs is None else whole.top(self.options.top_logprobs)
 
         def after(prefix: str) -> NextTokens:
             positions.append(prefix)
-            view = VocabularyTokens(self._logits_after(tokens, prompt, prefix), self._vocabulary())
-            return view if self.options.top_logprobs is None else view.top(self.options.top_logprobs)
+            return view(self._logits_after(tokens, prompt, prefix))
 
         with self._lock:
-            logprobs = read_whole_answers(request.candidates, after)
+            if not self.options.batch_continuations:
+                whole = read_whole_answers(request.candidates, after)
+            else:
+                branches = Branches(self._llm, self.options.n_batch)
+
+                def by_depth(prefixes: Sequence[str]) -> list[NextTokens]:
+                    if list(prefixes) == [""]:  # the score position: the prompt, as one token at a time reads it
+                        return [after("")]
+                    positions.extend(prefixes)
+                    read = branches.read([self._prompt_tokens(prompt.then(p), 0) for p in prefixes])
+                    return [view(logits) for logits in read]
+
+                try:
+                    whole = read_whole_answers(request.candidates, after, by_depth=by_depth)
+                finally:
+                    branches.close()
         return DistributionReply(
-            distribution=renormalize(logprobs, whole_answers=True),
+            distribution=whole.distribution(),
             usage=Usage(prompt_tokens=len(tokens), completion_tokens=len(positions) - 1),
         )
 

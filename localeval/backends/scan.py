@@ -107,8 +107,8 @@ def position_capabilities(
     """Capabilities of a server backend that reads distributions from top log-probabilities."""
     whole = mode in APPENDABLE
     limit = (
-        f"whole answers, read from the top {top_logprobs} alternatives at each position: what is not "
-        "among them counts as 0"
+        f"whole answers, read from the top {top_logprobs} alternatives at each position: a token not "
+        "among them counts as 0, the mass they leave out as the end of a number (unlisted_mass)"
         if whole else f"single-character candidates only: the '{mode}' prefill reads one position"
     )
     return Capabilities(
@@ -153,8 +153,9 @@ def whole_answer_distribution(
     alternatives; None when the server stopped at once and gave none (then the
     next seed is tried); ``k`` the alternatives asked for. The arithmetic is
     :func:`localeval.distribution.read_whole_answers`, the in-process backend's
-    own; only what a server does not list differs (it counts as 0, so
-    ``covered_mass`` is a lower bound). The requests go to ``endpoint`` back to
+    own; only what a server does not list differs: a token not listed counts as
+    0, and the mass left out as the end of a number (:class:`ListedTokens`;
+    ``unlisted_mass`` says how much it added). The requests go to ``endpoint`` back to
     back, the score position's first, nothing else from this process in between
     (:mod:`localeval.backends.sequence`).
     """
@@ -172,14 +173,14 @@ def whole_answer_distribution(
         )
 
     with endpoint_order(endpoint).exclusive():
-        logprobs = read_whole_answers(candidates, after)
-    if all(v == -math.inf for v in logprobs.values()):
+        whole = read_whole_answers(candidates, after)
+    if all(v == -math.inf for v in whole.logprobs.values()):
         seen = [text for text, _ in sorted(asked[0].top, key=lambda kv: -kv[1])][:10]
         raise BackendError(
             f"none of the candidates {list(candidates)} is among the top {len(asked[0].top)} tokens at "
             f"the score position, or none of them ends there; the top ones were {seen}"
         )
-    return renormalize(logprobs, whole_answers=True), len(asked)
+    return whole.distribution(), len(asked)
 
 
 def score_position(tokens: Sequence[ScoredToken], prefill: str, preceding: str = "") -> int | None:
