@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from localeval.backends.base import Backend, Fingerprint
 from localeval.backends.llamacpp import LlamaCppOptions
 from localeval.backends.options import BackendOptions
 from localeval.cli.console import progress_bar
@@ -25,9 +24,8 @@ from localeval.errors import ConfigError
 from localeval.files import write_text_atomically
 from localeval.judge import load_judge
 from localeval.metaeval.check import CheckStore, FamilyCheck, JudgeCheck, check_judge, now
-from localeval.metaeval.families import BY_NAME, FAMILIES, Family
+from localeval.metaeval.families import BY_NAME, FAMILIES, WEIGHTED_FAMILIES, Family, reads_verdicts, weighted
 from localeval.metaeval.human_sets import HUMAN_BY_NAME, HUMAN_SETS, HumanAgreement, HumanSet, human_sets_named
-from localeval.metaeval.trust import DEFAULT_JUDGE
 from localeval.paths import Paths
 from localeval.reports.terminal import print_line, print_table
 from localeval.reports.trust import share, trust_lines
@@ -49,7 +47,7 @@ class CheckSettings:
 def check_settings_from_cli(
     *, config: Path | None, judge: str | None, model: str | None, backend: str | None,
     base_url: str | list[str] | None, threads: int | None, families: Sequence[str] | None, pairs: int | None,
-    no_cache: bool, cache_dir: Path | None, report: Path | None,
+    no_cache: bool, cache_dir: Path | None, report: Path | None, verdicts: str = "written",
 ) -> CheckSettings:
     """The command line's options, parsed and checked; a problem is a one-line ``ConfigError``."""
     run_config = RunConfig.load(config) if config is not None else None
@@ -70,13 +68,29 @@ def check_settings_from_cli(
     if pairs is not None and pairs < 2:
         raise ConfigError("--pairs: at least 2, so each half of the pairs has one")
     cache = run_config.cache if run_config is not None else CacheConfig()
+    chosen = tuple(f for f in (*FAMILIES, *WEIGHTED_FAMILIES) if f.name in families) if families else FAMILIES
+    human = human_sets_named(families) if families else HUMAN_SETS
+    if verdicts != "written":
+        chosen, human = weighted_choice(verdicts, chosen, human, named=bool(families))
     return CheckSettings(
         backend=backend_overrides(base, backend, model, base_url, threads),
         cache=CacheConfig(enabled=cache.enabled and not no_cache, dir=cache_dir or cache.dir),
-        families=tuple(f for f in FAMILIES if f.name in families) if families else FAMILIES,
-        human_sets=human_sets_named(families) if families else HUMAN_SETS,
-        pairs=pairs, report=report,
+        families=chosen, human_sets=human, pairs=pairs, report=report,
     )
+
+
+def weighted_choice(
+    verdicts: str, families: Sequence[Family], human_sets: Sequence[HumanSet], *, named: bool
+) -> tuple[tuple[Family, ...], tuple[HumanSet, ...]]:
+    """``--verdicts weighted``: the weighted twins of the families whose metric gives verdicts, and no
+    human set (G-Eval's); a family or set ``named`` on the command line that has no verdicts is refused."""
+    if verdicts != "weighted":
+        raise ConfigError(f"--verdicts {verdicts}: give 'written' or 'weighted'")
+    plain = [f.name for f in families if not reads_verdicts(f)] + [h.name for h in human_sets]
+    if named and plain:
+        raise ConfigError(f"--verdicts weighted: {plain[0]} gives no verdicts to weigh (the families that do: "
+                          f"{', '.join(f.name for f in FAMILIES if reads_verdicts(f))})")
+    return tuple(weighted(f) for f in families if reads_verdicts(f)), ()
 
 
 def run_check(settings: CheckSettings, paths: Paths, out: Console, err: Console, environ: Mapping[str, str]) -> int:
@@ -182,22 +196,6 @@ def print_human(out: Console, human: Sequence[HumanAgreement]) -> None:
                       coefficient(h.pooled.kendall),
                       coefficient(h.summary_level.spearman if h.summary_level else None), f"{h.seconds:.0f}")
     print_table(out, table)
-
-
-def by_name(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, Backend]:
-    """A run's loaded judges by the name trust and calibration know them by ('backend': the default)."""
-    return {**({DEFAULT_JUDGE: judge} if judge is not None else {}), **judges}
-
-
-def markup_notes(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, str]:
-    """For a run's judges whose backend cannot promise that chat markup in a case stays text, why."""
-    return {name: b.capabilities.notes.get("text_as_data", "the backend does not say that it reads case text as text")
-            for name, b in by_name(judge, judges).items() if not b.capabilities.text_as_data}
-
-
-def judge_fingerprints(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, Fingerprint]:
-    """A run's loaded judges' fingerprints, by name (see :func:`by_name`)."""
-    return {name: b.fingerprint for name, b in by_name(judge, judges).items()}
 
 
 STYLES = {"alarm": "bold red", "warn": "yellow", "ok": "green"}

@@ -28,6 +28,9 @@ def check_judge(
     family: Annotated[list[str] | None, typer.Option("--family", help="Only this family (e.g. faithfulness) or human set (e.g. human-qags-xsum-consistency); repeatable.")] = None,
     pairs: Annotated[int | None, typer.Option(help="Only the first N planted pairs of each family.")] = None,
     report: Annotated[Path | None, typer.Option(help="Also write the check here (JSON).")] = None,
+    verdicts: Annotated[str, typer.Option(
+        "--verdicts", help="How the verdict-list metrics read their verdicts: written (as a run does by default) or "
+        "weighted (verdict_reading = \"weighted\": checked and stored as FAMILY+weighted).")] = "written",
     model: ModelOption = None,
     backend: BackendOption = None,
     base_url: BaseUrlOption = None,
@@ -44,12 +47,16 @@ def check_judge(
 
     The config file (--config) gives the judge checked: its \\[backend], or the \\[judges.NAME] --judge names.
 
+    --verdicts weighted checks the metrics that give verdicts on items (faithfulness, bias, ...) reading them
+    weighted by the judge's probabilities, as a run with verdict_reading = "weighted" does, and stores each
+    as its own family (faithfulness+weighted): a run is trusted by the check of the reading it uses.
+
     Exit codes: 0 done; 3 done, but some variants could not be scored (counted, left out); 2 bad usage.
     """
     from localeval.cli.judge_check import check_settings_from_cli, run_check
 
     settings = check_settings_from_cli(
         config=config, judge=judge, model=model, backend=backend, base_url=base_url, threads=threads,
-        families=family, pairs=pairs, no_cache=no_cache, cache_dir=cache_dir, report=report,
+        families=family, pairs=pairs, no_cache=no_cache, cache_dir=cache_dir, report=report, verdicts=verdicts,
     )
     raise typer.Exit(run_check(settings, user_paths(), stdout(), stderr(), os.environ))

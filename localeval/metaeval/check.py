@@ -8,7 +8,9 @@ variants fail and good ones pass at the metric's threshold, and the threshold th
 them, chosen on one half of the pairs and measured on the other.
 
 The result is stored per judge fingerprint (:class:`CheckStore`), where runs read it to say how
-far to trust their judge, and ``threshold = "calibrated"`` reads the family's threshold.
+far to trust their judge, and ``threshold = "calibrated"`` reads the family's threshold. A family's
+weighted twin (``faithfulness+weighted``: its metric reads verdicts weighted) is a family of its own
+there, so a run is trusted by the check of the reading it uses.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from localeval.metaeval.families import BY_NAME, FAMILIES, Family, Pair, load_pa
 from localeval.metaeval.human_sets import HUMAN_BY_NAME, HUMAN_SETS, HumanAgreement, HumanSet, check_human_set
 from localeval.metaeval.separation import AT_CHANCE_BELOW, PairScores, calibrate, ordered, outcomes
 from localeval.metrics.base import Metric
+from localeval.metrics.items import weighing_unavailable
 from localeval.metrics.registry import build_metric, metric_class
 from localeval.prompts import recording_prompts, shipped_prompt_sha256
 from localeval.resources import data_path
@@ -144,6 +147,17 @@ def family_metric(family: Family, pair_options: dict[str, object] | None = None)
 NO_DISTRIBUTIONS = "its metric reads log-probabilities, which this backend does not give"
 
 
+def cannot_measure(judge: Backend, metric: Metric) -> str | None:
+    """Why ``judge`` cannot be checked with ``metric`` as a run would use it (None: it can): the metric
+    reads log-probabilities the backend does not give, or reads verdicts weighted where the backend cannot."""
+    if reads_distributions(metric) and not judge.capabilities.distribution:
+        return NO_DISTRIBUTIONS
+    missing = weighing_unavailable(judge.capabilities)
+    if getattr(metric, "verdict_reading", "written") == "weighted" and missing is not None:
+        return f"its metric reads verdicts weighted, and {missing}"
+    return None
+
+
 def check_judge(
     judge: Backend, families: Sequence[Family] = FAMILIES, human_sets: Sequence[HumanSet] = HUMAN_SETS, *,
     limit: int | None = None, events: Events | None = None,
@@ -153,14 +167,16 @@ def check_judge(
     then score the human-judgment excerpts of ``human_sets`` with their presets.
 
     A family or set whose metric reads log-probabilities is skipped, and said to be, on a backend
-    that gives none: the check measures the judge as a run would use it, never a silent fallback.
+    that gives none (:func:`cannot_measure`): the check measures the judge as a run would use it,
+    never a silent fallback.
     ``checked`` hears of each family and set as it is done.
     """
     results, human, skipped = [], [], {}
     for family in families:
         pairs = load_pairs(family)[:limit]
-        if not judge.capabilities.distribution and reads_distributions(family_metric(family, dict(pairs[0].options))):
-            skipped[family.name] = NO_DISTRIBUTIONS
+        why = cannot_measure(judge, family_metric(family, dict(pairs[0].options)))
+        if why is not None:
+            skipped[family.name] = why
             continue
         results.append(check_family(judge, family, pairs, events))
         if checked is not None:

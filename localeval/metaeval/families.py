@@ -5,6 +5,12 @@ A family is one metric, with the options the check builds it with, and a file of
 ``bad``, differing in the one thing the metric judges (``planted`` says what), with optional
 ``options`` for that pair (prompt alignment's instructions). :func:`family_of` maps a metric of a
 run to the family whose check result speaks for it.
+
+A metric that gives verdicts on a list of items scores differently when it reads them weighted
+(``verdict_reading = "weighted"``) than as written, so a check of one reading says nothing of the
+other: each such family has a weighted twin (:func:`weighted`, ``faithfulness+weighted``), checked
+on the same pairs (``check-judge --verdicts weighted``) and stored under its own name, which is the
+family of the metrics that read their verdicts weighted.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from typing import Any
 
@@ -21,6 +27,7 @@ from pydantic import ValidationError
 from localeval.data.case import ConversationalTestCase, TestCase
 from localeval.errors import DatasetError, first_problem
 from localeval.metrics.base import Metric
+from localeval.metrics.registry import metric_class
 
 #: The correctness G-Eval of the quick start (examples/quickstart/eval.toml).
 CORRECTNESS = {
@@ -54,6 +61,12 @@ class Family:
     options: Mapping[str, Any] = field(default_factory=dict)  #: what the check builds it with
     conversational: bool = False  #: the pairs are conversations
     arena: bool = False  #: a pair is one case: the two outputs as contestants, good named first
+    pairs_file: str = ""  #: the pairs file's stem, when it is not ``name`` (a weighted twin's is its family's)
+
+    @property
+    def pairs_name(self) -> str:
+        """The stem of the family's pairs file (``pairs/<stem>.jsonl``)."""
+        return self.pairs_file or self.name
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -78,7 +91,28 @@ FAMILIES: tuple[Family, ...] = (
     Family("task-completion", "task_completion"),
     Family("arena", "arena", BETTER_ANSWER, arena=True),
 )
-BY_NAME = {f.name: f for f in FAMILIES}
+#: The name a family's weighted twin has: the family's, and this.
+WEIGHTED = "+weighted"
+
+
+def reads_verdicts(family: Family) -> bool:
+    """Whether the family's metric gives verdicts on items, so that it can read them weighted."""
+    cls = metric_class(family.kind)
+    return cls is not None and "verdict_reading" in cls.model_fields
+
+
+def weighted(family: Family) -> Family:
+    """The family's weighted twin: its metric reads the verdicts weighted, on the same pairs, under its own name."""
+    if family.options.get("verdict_reading") == "weighted":
+        return family
+    return replace(family, name=family.name + WEIGHTED, options={**family.options, "verdict_reading": "weighted"},
+                   pairs_file=family.pairs_name)
+
+
+#: The weighted twins of the families whose metric gives verdicts on items.
+WEIGHTED_FAMILIES: tuple[Family, ...] = tuple(weighted(f) for f in FAMILIES if reads_verdicts(f))
+#: Every family by name, the weighted twins too.
+BY_NAME = {f.name: f for f in (*FAMILIES, *WEIGHTED_FAMILIES)}
 
 
 @dataclass(frozen=True)
@@ -95,7 +129,7 @@ class Pair:
 
 def pairs_text(family: Family) -> str:
     """The family's pairs file as shipped."""
-    return files("localeval.metaeval").joinpath("pairs", f"{family.name}.jsonl").read_text(encoding="utf-8")
+    return files("localeval.metaeval").joinpath("pairs", f"{family.pairs_name}.jsonl").read_text(encoding="utf-8")
 
 
 def pairs_sha256(pairs: Sequence[Pair]) -> str:
@@ -109,7 +143,7 @@ def pairs_sha256(pairs: Sequence[Pair]) -> str:
 
 def load_pairs(family: Family) -> list[Pair]:
     """The family's planted pairs; a malformed line is a ``DatasetError`` naming the file and line."""
-    where = f"localeval/metaeval/pairs/{family.name}.jsonl"
+    where = f"localeval/metaeval/pairs/{family.pairs_name}.jsonl"
     model = ConversationalTestCase if family.conversational else TestCase
     pairs = []
     for line_number, line in enumerate(pairs_text(family).splitlines(), start=1):
@@ -130,11 +164,15 @@ def load_pairs(family: Family) -> list[Pair]:
 
 def family_of(metric: Metric) -> Family | None:
     """The family whose check speaks for ``metric``: G-Eval presets by preset, any other G-Eval
-    (criteria of the user's own) by correctness, the rest by kind; None for metrics that ask no judge."""
+    (criteria of the user's own) by correctness, the rest by kind, the weighted twin for a metric that
+    reads its verdicts weighted; None for metrics that ask no judge."""
     if not metric.needs_judge:
         return None
     kind = type(metric).kind
     if kind == "geval":
         preset = BY_NAME.get(f"geval-{metric.display_name}")
         return preset if preset is not None and preset.kind.startswith("geval:") else BY_NAME["correctness"]
-    return next((f for f in FAMILIES if f.kind == kind), None)
+    family = next((f for f in FAMILIES if f.kind == kind), None)
+    if family is not None and getattr(metric, "verdict_reading", "written") == "weighted":
+        return weighted(family)
+    return family

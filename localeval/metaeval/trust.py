@@ -3,31 +3,54 @@
 :func:`assess` says, for each judge of a run, what its check measured on each metric family the
 run asks it about, or that it was never checked there. :func:`calibrated` gives metrics whose
 threshold is ``"calibrated"`` the threshold the judge's check chose for their family, or refuses
-the run, before any judge call, naming the metric and the command that checks the judge.
+the run, before any judge call, naming the metric and the command that checks the judge. Both know a
+run's judges by name (:func:`by_name`): ``localeval run`` and :func:`localeval.evaluate` alike.
+
+A metric that reads its verdicts weighted is trusted by the check of its family's weighted twin
+(``faithfulness+weighted``, :func:`~localeval.metaeval.families.family_of`), never by the check of
+the written reading, nor the other way round: they score differently.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from localeval.backends.base import Fingerprint
+from localeval.backends.base import Backend, Fingerprint
 from localeval.data.results import FamilyTrust, JudgeTrust
 from localeval.errors import ConfigError
 from localeval.metaeval.check import CheckStore, FamilyCheck, JudgeCheck
-from localeval.metaeval.families import family_of
+from localeval.metaeval.families import WEIGHTED, family_of
 from localeval.metrics.base import Metric
 
 #: The name of the default judge ([backend]) among a run's judges.
 DEFAULT_JUDGE = "backend"
 
 
-def check_command(fingerprint: Fingerprint, judge: str = DEFAULT_JUDGE) -> str:
-    """The command a user runs to check this judge."""
+def check_command(fingerprint: Fingerprint, judge: str = DEFAULT_JUDGE, *, weighted: bool = False) -> str:
+    """The command a user runs to check this judge (``weighted``: with the metrics reading verdicts weighted)."""
     if judge != DEFAULT_JUDGE:
-        return f"localeval check-judge --config CONFIG --judge {judge}"
-    if fingerprint.kind == "llama.cpp":
-        return f"localeval check-judge --model {fingerprint.model}"
-    return "localeval check-judge --config CONFIG"
+        command = f"localeval check-judge --config CONFIG --judge {judge}"
+    elif fingerprint.kind == "llama.cpp":
+        command = f"localeval check-judge --model {fingerprint.model}"
+    else:
+        command = "localeval check-judge --config CONFIG"
+    return f"{command} --verdicts weighted" if weighted else command
+
+
+def by_name(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, Backend]:
+    """A run's loaded judges by the name trust and calibration know them by ('backend': the default)."""
+    return {**({DEFAULT_JUDGE: judge} if judge is not None else {}), **judges}
+
+
+def markup_notes(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, str]:
+    """For a run's judges whose backend cannot promise that chat markup in a case stays text, why."""
+    return {name: b.capabilities.notes.get("text_as_data", "the backend does not say that it reads case text as text")
+            for name, b in by_name(judge, judges).items() if not b.capabilities.text_as_data}
+
+
+def judge_fingerprints(judge: Backend | None, judges: Mapping[str, Backend]) -> dict[str, Fingerprint]:
+    """A run's loaded judges' fingerprints, by name (see :func:`by_name`)."""
+    return {name: b.fingerprint for name, b in by_name(judge, judges).items()}
 
 
 def parts(metric: Metric) -> Iterator[Metric]:
@@ -63,7 +86,8 @@ def assess(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: 
             judge=name, model=fingerprint.model, checked_at=None if check is None else check.checked_at,
             shipped_check=check is not None and check.judge != fingerprint,
             families=[_family_trust(family, covered, used, check) for (family, covered), used in families.items()],
-            check_command=check_command(fingerprint, name), markup=(markup or {}).get(name),
+            check_command=check_command(fingerprint, name, weighted=any(f.endswith(WEIGHTED) for f, _ in families)),
+            markup=(markup or {}).get(name),
         ))
     return trust
 
@@ -109,7 +133,7 @@ def _calibrated(metric: Metric, judges: Mapping[str, Fingerprint], store: CheckS
         what = "has not been checked" if check is None else f"has no calibrated threshold for family '{family.name}'"
         raise ConfigError(
             f"metric '{metric.display_name}': threshold 'calibrated', but judge '{name}' ({fingerprint.model}) "
-            f"{what}; run: {check_command(fingerprint, name)}"
+            f"{what}; run: {check_command(fingerprint, name, weighted=family.name.endswith(WEIGHTED))}"
         )
     outdated = measured.outdated_prompts()
     if outdated:

@@ -15,6 +15,10 @@ report:
   most a few items of at most :data:`MAX_CHARS` characters, so a model that
   starts repeating itself has to stop, and ``max_tokens`` leaves room for the
   longest reply the schema allows at two characters a token.
+
+Every verdict request goes through :func:`judge_verdicts`, which reads the verdicts as written
+or, with the metric's ``verdict_reading = "weighted"``, as the judge's probability of each choice
+where it wrote it (:func:`read_verdicts`; the arithmetic is :mod:`localeval.metrics.verdicts`).
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from localeval.backends.base import Backend
+from localeval.backends.base import Backend, Capabilities, DistributionRequest, JsonReply
 from localeval.data.case import TestCase
 from localeval.errors import BackendError, MetricInputError
 from localeval.metrics.judged import Exchange, JudgedMetric, ask
 from localeval.metrics.sentences import split_sentences
+from localeval.metrics.verdicts import VerdictReading, Verdicts, verdict_prefills
 from localeval.prompts import RenderedPrompt, load_prompt
 
 #: The longest statement, claim, truth, opinion or question the judge may write.
@@ -40,13 +45,18 @@ ItemSource = Literal["sentences", "extracted"]
 MAX_STATEMENTS = 10
 
 
+#: Why a judge cannot give weighted verdicts, by the capability it lacks.
+NO_LOGPROBS = "the judge gives no log-probabilities"
+NO_CONTINUATION = "the judge's prefill mode cannot continue its reply"
+
+
 class JudgedStatements(NamedTuple):
     """The output's statements with a verdict on each: the verdicts in order, each beside its statement,
     counted by choice, the details a result records, and the verdicts call, which the reason continues."""
 
-    verdicts: list[str]
+    verdicts: Verdicts
     judged: list[dict[str, str]]
-    counts: dict[str, int]
+    counts: dict[str, float]
     details: dict[str, Any]
     exchange: Exchange
 
@@ -121,25 +131,102 @@ def extract(judge: Backend, prompt: RenderedPrompt, key: str, max_items: int, mi
 
 
 def judge_verdicts(
-    judge: Backend, prompt: RenderedPrompt, count: int, choices: Sequence[str]
-) -> tuple[list[str], Exchange]:
-    """One verdict per item judged, in the items' order, each one of ``choices``; and the call, which
-    the reason continues."""
+    judge: Backend, prompt: RenderedPrompt, count: int, choices: Sequence[str],
+    reading: VerdictReading = "written", allow_fallback: bool = False,
+) -> tuple[Verdicts, Exchange]:
+    """One verdict per item judged, in the items' order, each one of ``choices``, read as ``reading``
+    says (:func:`read_verdicts`); and the call, which the reason continues."""
     reply = ask(judge, prompt, verdicts_schema(count, choices), verdicts_tokens(count))
-    return list(reply.value["verdicts"]), Exchange(prompt, reply.text)
+    written = [str(v) for v in reply.value["verdicts"]]
+    return read_verdicts(judge, prompt, reply, written, choices, reading, allow_fallback), Exchange(prompt, reply.text)
 
 
-def tally(verdicts: Sequence[str], choices: Sequence[str]) -> dict[str, int]:
-    """How many of each verdict, every choice listed (zeros included)."""
-    return {c: sum(1 for v in verdicts if v == c) for c in choices}
+def weighing_unavailable(capabilities: Capabilities) -> str | None:
+    """Why a judge with these capabilities cannot give weighted verdicts; None when it can.
+
+    A verdict's distribution is read after the reply written so far, a prefill the model must
+    continue as its own text, with candidates of several characters: a backend without
+    log-probabilities cannot, and neither can a server whose prefill mode has the model write the
+    prefill itself (``grammar``, ``instruction``: ``multi_token_candidates`` false).
+    """
+    if not capabilities.distribution:
+        return NO_LOGPROBS
+    return None if capabilities.multi_token_candidates else NO_CONTINUATION
 
 
-def share(verdicts: Sequence[str], counted: str, empty: float) -> float:
-    """The share of ``verdicts`` equal to ``counted``; ``empty`` when there are none."""
-    return sum(1 for v in verdicts if v == counted) / len(verdicts) if verdicts else empty
+def read_verdicts(
+    judge: Backend, prompt: RenderedPrompt, reply: JsonReply, written: Sequence[str], choices: Sequence[str],
+    reading: VerdictReading = "written", allow_fallback: bool = False,
+) -> Verdicts:
+    """The ``written`` verdicts of ``reply`` to ``prompt``, read as ``reading`` says.
+
+    ``"weighted"``: for each verdict, the judge's distribution over ``choices`` right where it wrote
+    it: the prompt's messages, and as the prefill the reply as the judge wrote it, up to and with the
+    verdict's opening quote (``{"verdicts": ["yes", "``), so the model reads its own reply again
+    (a judge that keeps its last prompt's state, llama.cpp in-process, reads only the new tokens).
+    The verdict request sends no prefill, so none is put before the reply. A judge that cannot give
+    them (:func:`weighing_unavailable`) is an error naming both ways out, unless ``allow_fallback``:
+    then the written verdicts are counted, and their ``reading`` says so and why.
+    """
+    if reading == "written":
+        return Verdicts.as_written(written)
+    missing = weighing_unavailable(judge.capabilities)
+    if missing is not None:
+        if not allow_fallback:
+            raise BackendError(
+                f"verdict_reading 'weighted' reads the judge's log-probabilities after the reply it wrote, but "
+                f"{missing} ({judge.fingerprint.kind}); set verdict_reading = 'written', or allow_fallback = true "
+                "to fall back to it"
+            )
+        return Verdicts.as_written(written, reading=f"written ({missing})")
+    try:
+        prefills = verdict_prefills(reply.text, written)
+    except ValueError as err:
+        raise BackendError(f"cannot find the verdicts in the judge's reply {reply.text[:200]!r}: {err}") from err
+    distributions = [
+        judge.candidate_distribution(
+            DistributionRequest(messages=prompt.messages, prefill=prefill, candidates=tuple(choices))
+        ).distribution
+        for prefill in prefills
+    ]
+    return Verdicts.from_distributions(written, distributions)
 
 
-class ItemsMetric(JudgedMetric):
+class VerdictMetric(JudgedMetric):
+    """Base of the metrics whose judge gives verdicts on a list of items: how the verdicts are read.
+
+    ``verdict_reading = "written"`` (the default) counts each verdict the judge wrote;
+    ``"weighted"`` counts each by the judge's probability of each choice where it wrote it (see
+    :mod:`localeval.metrics.verdicts`). Subclasses ask with :meth:`judge_verdicts`.
+    """
+
+    verdict_reading: VerdictReading = Field(
+        "written",
+        description="How verdicts count: the one the judge wrote (1 each), or weighted by its "
+        "probability of each choice there (expected counts; needs log-probabilities).",
+    )
+    allow_fallback: bool = Field(
+        False, description="verdict_reading = 'weighted': count the written verdicts when the judge gives no "
+        "log-probabilities (recorded).",
+    )
+
+    @model_validator(mode="after")
+    def _strict_reads_written(self) -> VerdictMetric:
+        if self.strict_mode and self.verdict_reading == "weighted":
+            raise ValueError(
+                "strict_mode needs verdict_reading = 'written': a weighted score is almost never exactly "
+                "perfect, so strict mode would fail nearly every case"
+            )
+        return self
+
+    def judge_verdicts(
+        self, judge: Backend, prompt: RenderedPrompt, count: int, choices: Sequence[str]
+    ) -> tuple[Verdicts, Exchange]:
+        """:func:`judge_verdicts`, read as this metric's options say."""
+        return judge_verdicts(judge, prompt, count, choices, self.verdict_reading, self.allow_fallback)
+
+
+class ItemsMetric(VerdictMetric):
     """Base of judged metrics that list items and judge each (see the module's docstring).
 
     Subclasses set ``kind``, ``prompt_folder`` and implement ``judge_case``; this
@@ -210,14 +297,15 @@ class StatementsMetric(ItemsMetric):
             case, judge, self.statements, "statements", self.statements_prompt, self.max_statements
         )
         prompt = self.render("verdicts", self.verdicts_prompt, statements=statements, **variables)
-        verdicts, asked = judge_verdicts(judge, prompt, len(statements), choices)
-        judged = [{"statement": s, "verdict": v} for s, v in zip(statements, verdicts)]
-        counts = tally(verdicts, choices)
+        verdicts, asked = self.judge_verdicts(judge, prompt, len(statements), choices)
+        judged = [{"statement": s, "verdict": v} for s, v in zip(statements, verdicts.written)]
+        counts = verdicts.counts(choices)
         details = {
             "statements": statements,
             "statements_from": self.statements,
             "dropped": dropped,
             "verdicts": judged,
             "counts": counts,
+            **verdicts.evidence(),
         }
         return JudgedStatements(verdicts, judged, counts, details, asked)

@@ -8,8 +8,9 @@ from pydantic import Field, field_validator
 
 from localeval.backends.base import Backend
 from localeval.data.case import TestCase
-from localeval.metrics.items import ItemsMetric, judge_verdicts, share, tally
+from localeval.metrics.items import ItemsMetric
 from localeval.metrics.judged import Judgement
+from localeval.metrics.verdicts import format_count, share
 
 CHOICES = ("yes", "no")
 
@@ -48,13 +49,13 @@ class PromptAlignment(ItemsMetric):
             "verdicts", self.verdicts_prompt, input=case.input, actual_output=case.actual_output,
             instructions=self.instructions,
         )
-        verdicts, asked = judge_verdicts(judge, prompt, len(self.instructions), CHOICES)
-        judged = [{"instruction": i, "verdict": v} for i, v in zip(self.instructions, verdicts)]
-        counts = tally(verdicts, CHOICES)
+        verdicts, asked = self.judge_verdicts(judge, prompt, len(self.instructions), CHOICES)
+        judged = [{"instruction": i, "verdict": v} for i, v in zip(self.instructions, verdicts.written)]
+        counts = verdicts.counts(CHOICES)
         return Judgement(
-            score=share(verdicts, "yes", empty=1.0),
-            summary=f"The output follows {counts['yes']} of {len(self.instructions)} instructions.",
-            details={"verdicts": judged, "counts": counts},
+            score=share(verdicts.weights, "yes", empty=1.0),
+            summary=f"The output follows {format_count(counts['yes'])} of {len(self.instructions)} instructions.",
+            details={"verdicts": judged, "counts": counts, **verdicts.evidence()},
             conversation=asked,
             reason_variables={"verdicts": judged},
         )

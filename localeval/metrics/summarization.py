@@ -16,6 +16,11 @@ summary must be both faithful and complete to score well:
   ``yes`` / questions the source answers ``yes``
   (:func:`coverage_score`); 0 when the source answers none ``yes``.
 
+Read weighted (``verdict_reading = "weighted"``), the claims' verdicts and both
+sets of answers are the judge's probabilities, and the counts are expected
+counts: coverage = Σ P_source(yes) · P_summary(yes) / Σ P_source(yes), the two
+answers to a question read in separate requests, so taken as independent.
+
 Judge calls per case: the questions (none with ``assessment_questions``), the
 answers from the source, the answers from the summary, the claims (with
 ``claims = "extracted"``), the alignment verdicts, then the reason, which
@@ -26,15 +31,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
 
 from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.data.case import TestCase
-from localeval.metrics.items import ItemsMetric, ItemSource, extract, judge_verdicts, tally
+from localeval.metrics.items import ItemsMetric, ItemSource, extract
 from localeval.metrics.judged import Judgement, format_score
-from localeval.metrics.rag.scores import TERNARY, Ternary, faithfulness_score
+from localeval.metrics.rag.scores import TERNARY, faithfulness_score
+from localeval.metrics.verdicts import ItemVerdict, Verdicts, format_count, weight
 
 #: How many questions the judge writes from the source, by default.
 QUESTIONS = 5
@@ -42,15 +47,18 @@ QUESTIONS = 5
 MAX_CLAIMS = 10
 
 
-def coverage_score(source_answers: Sequence[str], summary_answers: Sequence[str]) -> float:
+def coverage_score(source_answers: Sequence[ItemVerdict], summary_answers: Sequence[ItemVerdict]) -> float:
     """The share of the questions the source answers "yes" that the summary answers "yes" too.
 
-    None answered "yes" by the source: 0.0, nothing is shown to be covered.
+    Weighted answers (each the judge's probability of each answer): Σ P_source(yes) ·
+    P_summary(yes) / Σ P_source(yes). None answered "yes" by the source: 0.0, nothing is
+    shown to be covered.
     """
     if len(source_answers) != len(summary_answers):
         raise ValueError(f"{len(source_answers)} answers from the source, {len(summary_answers)} from the summary")
-    asked = [summary for source, summary in zip(source_answers, summary_answers) if source == "yes"]
-    return sum(1 for answer in asked if answer == "yes") / len(asked) if asked else 0.0
+    asked = sum(weight(source, "yes") for source in source_answers)
+    covered = sum(weight(source, "yes") * weight(summary, "yes") for source, summary in zip(source_answers, summary_answers))
+    return covered / asked if asked else 0.0
 
 
 class Summarization(ItemsMetric):
@@ -83,38 +91,43 @@ class Summarization(ItemsMetric):
         answers = {
             text: self._answers(judge, getattr(case, text) or "", questions) for text in ("input", "actual_output")
         }
-        source_answers, summary_answers = answers["input"], answers["actual_output"]
+        source, summary = answers["input"], answers["actual_output"]
         claims, dropped_claims, _ = self.output_items(
             case, judge, self.claims, "claims", self.claims_prompt, self.max_claims
         )
         prompt = self.render("alignment", self.alignment_prompt, source=case.input, claims=claims)
-        chosen, asked = judge_verdicts(judge, prompt, len(claims), TERNARY)
-        verdicts = cast(list[Ternary], chosen)
-        alignment = faithfulness_score(verdicts, idk_is_faithful=self.idk_is_aligned)
-        coverage = coverage_score(source_answers, summary_answers)
-        answered = sum(1 for a in source_answers if a == "yes")
-        covered = sum(1 for a, b in zip(source_answers, summary_answers) if a == b == "yes")
-        judged = [{"claim": c, "verdict": v} for c, v in zip(claims, verdicts)]
+        verdicts, asked = self.judge_verdicts(judge, prompt, len(claims), TERNARY)
+        alignment = faithfulness_score(verdicts.weights, idk_is_faithful=self.idk_is_aligned)
+        coverage = coverage_score(source.weights, summary.weights)
+        # The reason is told the written answers; the summary counts as the score does.
+        answered = sum(1 for a in source.written if a == "yes")
+        covered = sum(1 for a, b in zip(source.written, summary.written) if a == b == "yes")
+        expected_answered = sum(source.weight_of("yes"))
+        expected_covered = sum(a * b for a, b in zip(source.weight_of("yes"), summary.weight_of("yes")))
+        judged = [{"claim": c, "verdict": v} for c, v in zip(claims, verdicts.written)]
+        counts = verdicts.counts(TERNARY)
         return Judgement(
             score=min(alignment, coverage),
             summary=(
-                f"Alignment {format_score(alignment)}: {tally(verdicts, TERNARY)['yes']} of {len(claims)} claims "
-                f"supported; coverage {format_score(coverage)}: the summary answers {covered} of the {answered} "
-                f"questions the source answers yes."
+                f"Alignment {format_score(alignment)}: {format_count(counts['yes'])} of {len(claims)} claims "
+                f"supported; coverage {format_score(coverage)}: the summary answers {format_count(expected_covered)} "
+                f"of the {format_count(expected_answered)} questions the source answers yes."
             ),
             details={
                 "alignment_score": alignment,
                 "coverage_score": coverage,
                 "claims_from": self.claims,
                 "verdicts": judged,
-                "counts": tally(verdicts, TERNARY),
+                "counts": counts,
                 "questions": [
                     {"question": q, "source": a, "summary": b}
-                    for q, a, b in zip(questions, source_answers, summary_answers)
+                    for q, a, b in zip(questions, source.written, summary.written)
                 ],
                 "questions_from": "given" if self.assessment_questions else "judge",
                 "dropped": {"questions": dropped_questions, "claims": dropped_claims},
                 "idk_is_aligned": self.idk_is_aligned,
+                **verdicts.evidence(),
+                **_answer_distributions(source, summary),
             },
             conversation=asked,
             reason_variables={
@@ -136,6 +149,14 @@ class Summarization(ItemsMetric):
         questions, dropped, _ = extract(judge, prompt, "questions", self.questions, min_items=self.questions)
         return questions, dropped
 
-    def _answers(self, judge: Backend, text: str, questions: list[str]) -> list[str]:
+    def _answers(self, judge: Backend, text: str, questions: list[str]) -> Verdicts:
         prompt = self.render("answers", self.answers_prompt, text=text, questions=questions)
-        return judge_verdicts(judge, prompt, len(questions), TERNARY)[0]
+        return self.judge_verdicts(judge, prompt, len(questions), TERNARY)[0]
+
+
+def _answer_distributions(source: Verdicts, summary: Verdicts) -> dict[str, object]:
+    """Weighted: each question's answers as distributions, from the source and from the summary."""
+    if not source.weighted:
+        return {}
+    return {"answer_distributions": {"source": source.evidence()["distributions"],
+                                     "summary": summary.evidence()["distributions"]}}

@@ -30,8 +30,9 @@ from typing import Any
 from localeval.backends.base import Backend
 from localeval.data.case import ConversationalTestCase
 from localeval.errors import MetricInputError, PromptError
-from localeval.metrics.items import judge_verdicts, tally
-from localeval.metrics.judged import Exchange, JudgedMetric, ask
+from localeval.metrics.items import VerdictMetric, read_verdicts
+from localeval.metrics.judged import Exchange, ask
+from localeval.metrics.verdicts import Verdicts
 from localeval.prompts import RenderedPrompt, load_prompt
 
 #: The turn fields a transcript shows besides role and content, unless a metric says otherwise.
@@ -57,8 +58,12 @@ def turn_verdicts(indices: Sequence[int], verdicts: Sequence[str]) -> list[dict[
     return [{"turn": i + 1, "verdict": v} for i, v in zip(indices, verdicts)]
 
 
-class ConversationalMetric(JudgedMetric):
-    """Base of the judged metrics on conversations. Subclasses implement ``first_prompt`` and ``judge_case``."""
+class ConversationalMetric(VerdictMetric):
+    """Base of the judged metrics on conversations. Subclasses implement ``first_prompt`` and ``judge_case``.
+
+    Their verdicts are read as ``verdict_reading`` says (:class:`~localeval.metrics.items.VerdictMetric`):
+    :meth:`per_turn_verdicts` for one request about many turns, :meth:`one_verdict` for one about one.
+    """
 
     case_type = ConversationalTestCase
 
@@ -79,22 +84,22 @@ class ConversationalMetric(JudgedMetric):
         """This metric's prompt for ``step`` (or the user's file instead), given the transcript and ``variables``."""
         return load_prompt(f"{self.prompt_folder}/{step}", override).render(transcript=transcript(case), **variables)
 
+    def per_turn_verdicts(
+        self, judge: Backend, prompt: RenderedPrompt, indices: Sequence[int], choices: Sequence[str]
+    ) -> tuple[list[dict[str, Any]], Verdicts, Exchange]:
+        """One verdict per turn in ``indices`` from one request: the evidence, the verdicts, and the call."""
+        verdicts, asked = self.judge_verdicts(judge, prompt, len(indices), choices)
+        return turn_verdicts(indices, verdicts.written), verdicts, asked
 
-def per_turn_verdicts(
-    judge: Backend, prompt: RenderedPrompt, indices: Sequence[int], choices: Sequence[str]
-) -> tuple[list[dict[str, Any]], dict[str, int], Exchange]:
-    """One verdict per turn in ``indices`` from one request: the evidence, the counts, and the call."""
-    verdicts, asked = judge_verdicts(judge, prompt, len(indices), choices)
-    return turn_verdicts(indices, verdicts), tally(verdicts, choices), asked
-
-
-def one_verdict(judge: Backend, prompt: RenderedPrompt, choices: Sequence[str]) -> tuple[str, Exchange]:
-    """A single verdict, one of ``choices``: ``{"verdict": ...}``."""
-    schema = {
-        "type": "object",
-        "properties": {"verdict": {"type": "string", "enum": list(choices)}},
-        "required": ["verdict"],
-        "additionalProperties": False,
-    }
-    reply = ask(judge, prompt, schema, 32)
-    return str(reply.value["verdict"]), Exchange(prompt, reply.text)
+    def one_verdict(self, judge: Backend, prompt: RenderedPrompt, choices: Sequence[str]) -> tuple[Verdicts, Exchange]:
+        """A single verdict, one of ``choices``: ``{"verdict": ...}``, read as this metric's options say."""
+        schema = {
+            "type": "object",
+            "properties": {"verdict": {"type": "string", "enum": list(choices)}},
+            "required": ["verdict"],
+            "additionalProperties": False,
+        }
+        reply = ask(judge, prompt, schema, 32)
+        verdicts = read_verdicts(judge, prompt, reply, [str(reply.value["verdict"])], choices,
+                                 self.verdict_reading, self.allow_fallback)
+        return verdicts, Exchange(prompt, reply.text)

@@ -11,8 +11,9 @@ from localeval.backends.base import Backend
 from localeval.data.case import ConversationalTestCase
 from localeval.errors import BackendError
 from localeval.metrics.conversational.base import ConversationalMetric
-from localeval.metrics.items import items_schema, items_tokens, judge_verdicts, tally
+from localeval.metrics.items import items_schema, items_tokens
 from localeval.metrics.judged import Exchange, Judgement, ask
+from localeval.metrics.verdicts import format_count
 from localeval.prompts import RenderedPrompt, load_prompt
 
 CHOICES = ("satisfied", "unsatisfied")
@@ -55,13 +56,13 @@ class ConversationCompleteness(ConversationalMetric):
         question = load_prompt(f"{self.prompt_folder}/verdicts", self.verdicts_prompt).render(intentions=intentions)
         # A follow-up turn of the listing call, with the judge's reply as it wrote it: the transcript is read once.
         follow_up = Exchange(listing, reply.text).continued(question)
-        verdicts, asked = judge_verdicts(judge, follow_up, len(intentions), CHOICES)
-        judged = [{"intention": i, "verdict": v} for i, v in zip(intentions, verdicts)]
-        counts = tally(verdicts, CHOICES)
+        verdicts, asked = self.judge_verdicts(judge, follow_up, len(intentions), CHOICES)
+        judged = [{"intention": i, "verdict": v} for i, v in zip(intentions, verdicts.written)]
+        counts = verdicts.counts(CHOICES)
         return Judgement(
             score=counts["satisfied"] / len(intentions),
-            summary=f"The assistant satisfied {counts['satisfied']} of {len(intentions)} user intentions.",
-            details={"verdicts": judged, "dropped": dropped, "counts": counts},
+            summary=f"The assistant satisfied {format_count(counts['satisfied'])} of {len(intentions)} user intentions.",
+            details={"verdicts": judged, "dropped": dropped, "counts": counts, **verdicts.evidence()},
             conversation=asked,
             reason_variables={"verdicts": judged},
         )

@@ -10,8 +10,9 @@ from pydantic import Field
 from localeval.backends.base import Backend
 from localeval.data.case import ConversationalTestCase
 from localeval.errors import MetricInputError
-from localeval.metrics.conversational.base import ConversationalMetric, per_turn_verdicts
+from localeval.metrics.conversational.base import ConversationalMetric
 from localeval.metrics.judged import Judgement
+from localeval.metrics.verdicts import format_count
 from localeval.prompts import RenderedPrompt
 
 CHOICES = ("kept", "forgot", "contradicted", "nothing_to_retain")
@@ -31,7 +32,8 @@ class KnowledgeRetention(ConversationalMetric):
     user's first turn, which are not asked about (``details["unjudged"]``). A
     conversation with no turn that had anything to retain is unscored (an error
     naming the turns), not a perfect score: nothing in it tested the assistant's
-    memory.
+    memory. Read weighted (``verdict_reading = "weighted"``), the score is the ratio of the expected
+    counts, and whether any turn had something to retain is still what the judge wrote.
 
     deepeval extracts the facts of every user turn in one request each, then
     judges each assistant turn that has facts before it for "attrition"; its
@@ -61,9 +63,11 @@ class KnowledgeRetention(ConversationalMetric):
 
     def judge_case(self, case: Any, judge: Backend) -> Judgement:
         indices = self._judged(case)
-        verdicts, counts, asked = per_turn_verdicts(judge, self.first_prompt(case), indices, CHOICES)
+        verdicts, found, asked = self.per_turn_verdicts(judge, self.first_prompt(case), indices, CHOICES)
+        counts = found.counts(CHOICES)
         retaining = sum(counts[c] for c in RETAINING)
-        if not retaining:
+        # Whether anything tested memory is what the judge wrote; weighted, the ratio is of expected counts.
+        if not any(v in RETAINING for v in found.written) or not retaining:
             turns = ("turns " if len(indices) > 1 else "turn ") + ", ".join(str(i + 1) for i in indices)
             raise MetricInputError(
                 self.display_name, "turns",
@@ -73,11 +77,12 @@ class KnowledgeRetention(ConversationalMetric):
         return Judgement(
             score=counts["kept"] / retaining,
             summary=(
-                f"{counts['kept']} of {retaining} assistant turns keep what the user said "
-                f"({counts['forgot']} forgot, {counts['contradicted']} contradicted)"
-                + (f"; {nothing} more had nothing to retain." if nothing else ".")
+                f"{format_count(counts['kept'])} of {format_count(retaining)} assistant turns keep what the user said "
+                f"({format_count(counts['forgot'])} forgot, {format_count(counts['contradicted'])} contradicted)"
+                + (f"; {format_count(nothing)} more had nothing to retain." if nothing else ".")
             ),
-            details={"verdicts": verdicts, "counts": counts, "unjudged": _unjudged(case, indices)},
+            details={"verdicts": verdicts, "counts": counts, "unjudged": _unjudged(case, indices),
+                     **found.evidence()},
             conversation=asked,
             reason_variables={"verdicts": verdicts},
         )

@@ -10,8 +10,9 @@ from pydantic import Field
 from localeval.backends.base import Backend
 from localeval.data.case import Case, ConversationalTestCase
 from localeval.errors import MetricInputError
-from localeval.metrics.conversational.base import ConversationalMetric, per_turn_verdicts
+from localeval.metrics.conversational.base import ConversationalMetric
 from localeval.metrics.judged import Judgement
+from localeval.metrics.verdicts import format_count
 from localeval.prompts import RenderedPrompt
 
 CHOICES = ("in_role", "out_of_role")
@@ -21,7 +22,8 @@ class RoleAdherence(ConversationalMetric):
     """The share of the assistant's turns that stay in ``chatbot_role``.
 
     One request: the judge gives each assistant turn a verdict, ``in_role`` or
-    ``out_of_role``. Score = in_role / assistant turns, as deepeval defines it.
+    ``out_of_role``. Score = in_role / assistant turns, as deepeval defines it
+    (weighted verdicts: the expected count of in_role).
 
     Without a ``chatbot_role``, a conversation's system turns give the role: the
     judge is told the role is the one they give (they are in the transcript, so
@@ -54,11 +56,12 @@ class RoleAdherence(ConversationalMetric):
 
     def judge_case(self, case: Any, judge: Backend) -> Judgement:
         indices = case.assistant_turns
-        verdicts, counts, asked = per_turn_verdicts(judge, self.first_prompt(case), indices, CHOICES)
+        verdicts, found, asked = self.per_turn_verdicts(judge, self.first_prompt(case), indices, CHOICES)
+        counts = found.counts(CHOICES)
         return Judgement(
             score=counts["in_role"] / len(indices),
-            summary=f"{counts['in_role']} of {len(indices)} assistant turns stay in the role.",
-            details={"verdicts": verdicts, "counts": counts},
+            summary=f"{format_count(counts['in_role'])} of {len(indices)} assistant turns stay in the role.",
+            details={"verdicts": verdicts, "counts": counts, **found.evidence()},
             conversation=asked,
             reason_variables={"verdicts": verdicts},
         )

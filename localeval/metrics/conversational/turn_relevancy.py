@@ -10,9 +10,9 @@ from pydantic import Field
 from localeval.backends.base import Backend
 from localeval.data.case import ConversationalTestCase
 from localeval.errors import MetricInputError
-from localeval.metrics.conversational.base import ConversationalMetric, one_verdict
-from localeval.metrics.items import tally
+from localeval.metrics.conversational.base import ConversationalMetric
 from localeval.metrics.judged import Exchange, Judgement
+from localeval.metrics.verdicts import Verdicts, format_count
 from localeval.prompts import RenderedPrompt
 
 CHOICES = ("relevant", "irrelevant")
@@ -115,18 +115,23 @@ class TurnRelevancy(ConversationalMetric):
     def judge_case(self, case: Any, judge: Backend) -> Judgement:
         found = self._exchanges(case)
         verdicts: list[dict[str, Any]] = []
+        parts: list[Verdicts] = []
         last: Exchange | None = None
         for at, judged in enumerate(found):
-            verdict, last = one_verdict(judge, self._prompt(case, found, at), CHOICES)
+            part, last = self.one_verdict(judge, self._prompt(case, found, at), CHOICES)
+            parts.append(part)
             reply = [i + 1 for i in judged.reply]
-            verdicts.append({"exchange": at + 1, "turn": reply[-1], "reply": reply, "verdict": verdict})
-        counts = tally([v["verdict"] for v in verdicts], CHOICES)
+            verdicts.append({"exchange": at + 1, "turn": reply[-1], "reply": reply, "verdict": part.written[0]})
+        read = Verdicts.joined(parts)
+        counts = read.counts(CHOICES)
         replied = {i for e in found for i in e.reply}
         unjudged = [i + 1 for i in case.assistant_turns if i not in replied]  # turn numbers, as in verdicts
         return Judgement(
             score=counts["relevant"] / len(found),
-            summary=f"{counts['relevant']} of {len(found)} assistant replies are relevant to what the user said.",
-            details={"verdicts": verdicts, "counts": counts, "window_size": self.window_size, "unjudged": unjudged},
+            summary=(f"{format_count(counts['relevant'])} of {len(found)} assistant replies are relevant to what "
+                     "the user said."),
+            details={"verdicts": verdicts, "counts": counts, "window_size": self.window_size, "unjudged": unjudged,
+                     **read.evidence()},
             conversation=last,
             reason_variables={"verdicts": verdicts},
         )

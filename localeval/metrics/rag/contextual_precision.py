@@ -8,10 +8,10 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.data.case import TestCase
-from localeval.metrics.items import judge_verdicts, tally
 from localeval.metrics.judged import Judgement
 from localeval.metrics.rag.base import RagMetric
 from localeval.metrics.rag.scores import weighted_cumulative_precision
+from localeval.metrics.verdicts import format_count
 
 CHOICES = ("yes", "no")
 
@@ -42,17 +42,19 @@ class ContextualPrecision(RagMetric):
             expected_output=case.expected_output,
             retrieval_context=nodes,
         )
-        verdicts, asked = judge_verdicts(judge, prompt, len(nodes), CHOICES)
-        judged = [{"rank": k, "node": n, "verdict": v} for k, (n, v) in enumerate(zip(nodes, verdicts), start=1)]
-        counts = tally(verdicts, CHOICES)
-        ranks = [item["rank"] for item in judged if item["verdict"] == "yes"]
+        verdicts, asked = self.judge_verdicts(judge, prompt, len(nodes), CHOICES)
+        judged = [
+            {"rank": k, "node": n, "verdict": v} for k, (n, v) in enumerate(zip(nodes, verdicts.written), start=1)
+        ]
+        counts = verdicts.counts(CHOICES)
+        ranks = [item["rank"] for item in judged if item["verdict"] == "yes"]  # as written
         return Judgement(
-            score=weighted_cumulative_precision([v == "yes" for v in verdicts]),
+            score=weighted_cumulative_precision(verdicts.weight_of("yes")),
             summary=(
-                f"{counts['yes']} of {len(nodes)} retrieved nodes are useful"
+                f"{format_count(counts['yes'])} of {len(nodes)} retrieved nodes are useful"
                 f"{', at ranks ' + ', '.join(map(str, ranks)) if ranks else ''}."
             ),
-            details={"verdicts": judged, "counts": counts},
+            details={"verdicts": judged, "counts": counts, **verdicts.evidence()},
             conversation=asked,
             reason_variables={"input": case.input, "expected_output": case.expected_output, "verdicts": judged},
         )

@@ -9,11 +9,11 @@ from pydantic import Field
 from localeval.backends.base import Backend
 from localeval.data.case import TestCase
 from localeval.errors import MetricInputError
-from localeval.metrics.items import judge_verdicts, tally
 from localeval.metrics.judged import Judgement
 from localeval.metrics.rag.base import RagMetric
 from localeval.metrics.rag.scores import recall_score
 from localeval.metrics.sentences import split_sentences
+from localeval.metrics.verdicts import format_count
 
 CHOICES = ("yes", "no")
 
@@ -44,13 +44,14 @@ class ContextualRecall(RagMetric):
         prompt = self.render(
             "verdicts", self.verdicts_prompt, retrieval_context=case.retrieval_context, sentences=sentences
         )
-        verdicts, asked = judge_verdicts(judge, prompt, len(sentences), CHOICES)
-        judged = [{"sentence": s, "verdict": v} for s, v in zip(sentences, verdicts)]
-        counts = tally(verdicts, CHOICES)
+        verdicts, asked = self.judge_verdicts(judge, prompt, len(sentences), CHOICES)
+        judged = [{"sentence": s, "verdict": v} for s, v in zip(sentences, verdicts.written)]
+        counts = verdicts.counts(CHOICES)
         return Judgement(
-            score=recall_score([v == "yes" for v in verdicts]),
-            summary=f"The retrieval context supports {counts['yes']} of {len(sentences)} expected sentences.",
-            details={"sentences": sentences, "verdicts": judged, "counts": counts},
+            score=recall_score(verdicts.weight_of("yes")),
+            summary=(f"The retrieval context supports {format_count(counts['yes'])} of {len(sentences)} "
+                     "expected sentences."),
+            details={"sentences": sentences, "verdicts": judged, "counts": counts, **verdicts.evidence()},
             conversation=asked,
             reason_variables={"retrieval_context": case.retrieval_context, "verdicts": judged},
         )

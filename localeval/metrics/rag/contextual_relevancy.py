@@ -8,10 +8,11 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.data.case import TestCase
-from localeval.metrics.items import extract, judge_verdicts, tally
+from localeval.metrics.items import extract
 from localeval.metrics.judged import Judgement
 from localeval.metrics.rag.base import RagMetric
 from localeval.metrics.rag.scores import contextual_relevancy_score
+from localeval.metrics.verdicts import format_count
 
 CHOICES = ("yes", "no")
 #: How many statements the judge may extract from one retrieved node, by default.
@@ -53,15 +54,17 @@ class ContextualRelevancy(RagMetric):
         located = [(i, s) for i, statements in enumerate(per_node, start=1) for s in statements]
         statements = [s for _, s in located]
         prompt = self.render("verdicts", self.verdicts_prompt, input=case.input, statements=statements)
-        verdicts, asked = judge_verdicts(judge, prompt, len(statements), CHOICES)
-        judged = [{"node": i, "statement": s, "verdict": v} for (i, s), v in zip(located, verdicts)]
-        counts = tally(verdicts, CHOICES)
+        verdicts, asked = self.judge_verdicts(judge, prompt, len(statements), CHOICES)
+        judged = [{"node": i, "statement": s, "verdict": v} for (i, s), v in zip(located, verdicts.written)]
+        counts = verdicts.counts(CHOICES)
         return Judgement(
-            score=contextual_relevancy_score([v == "yes" for v in verdicts]),
+            score=contextual_relevancy_score(verdicts.weight_of("yes")),
             summary=(
-                f"{counts['yes']} of {len(statements)} statements in the retrieval context are relevant to the input."
+                f"{format_count(counts['yes'])} of {len(statements)} statements in the retrieval context are "
+                "relevant to the input."
             ),
-            details={"statements": per_node, "dropped": dropped, "verdicts": judged, "counts": counts},
+            details={"statements": per_node, "dropped": dropped, "verdicts": judged, "counts": counts,
+                     **verdicts.evidence()},
             conversation=asked,
             reason_variables={"input": case.input, "verdicts": judged},
         )

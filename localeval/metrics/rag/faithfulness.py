@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
 
 from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.data.case import TestCase
-from localeval.metrics.items import ItemSource, extract, judge_verdicts, tally
+from localeval.metrics.items import ItemSource, extract
 from localeval.metrics.judged import Judgement
 from localeval.metrics.rag.base import RagMetric
-from localeval.metrics.rag.scores import TERNARY, Ternary, faithfulness_score
+from localeval.metrics.rag.scores import TERNARY, faithfulness_score
+from localeval.metrics.verdicts import format_count
 
 #: How many claims the judge may extract from an output, by default.
 MAX_CLAIMS = 10
@@ -78,17 +78,16 @@ class Faithfulness(RagMetric):
         prompt = self.render(
             "verdicts", self.verdicts_prompt, documents=documents, from_truths=truths is not None, claims=claims
         )
-        chosen, asked = judge_verdicts(judge, prompt, len(claims), TERNARY)
-        verdicts = cast(list[Ternary], chosen)
-        judged = [{"claim": c, "verdict": v} for c, v in zip(claims, verdicts)]
-        counts = tally(verdicts, TERNARY)
+        verdicts, asked = self.judge_verdicts(judge, prompt, len(claims), TERNARY)
+        judged = [{"claim": c, "verdict": v} for c, v in zip(claims, verdicts.written)]
+        counts = verdicts.counts(TERNARY)
         faithful = counts["yes"] + (counts["idk"] if self.idk_is_faithful else 0)
         against = "retrieval context" if truths is None else "facts extracted from the retrieval context"
         return Judgement(
-            score=faithfulness_score(verdicts, idk_is_faithful=self.idk_is_faithful),
+            score=faithfulness_score(verdicts.weights, idk_is_faithful=self.idk_is_faithful),
             summary=(
-                f"{faithful} of {len(claims)} claims are faithful to the {against} "
-                f"({counts['no']} contradicted, {counts['idk']} not covered"
+                f"{format_count(faithful)} of {len(claims)} claims are faithful to the {against} "
+                f"({format_count(counts['no'])} contradicted, {format_count(counts['idk'])} not covered"
                 f"{'' if self.idk_is_faithful else ', counted as unfaithful'})."
             ),
             details={
@@ -99,6 +98,7 @@ class Faithfulness(RagMetric):
                 "verdicts": judged,
                 "counts": counts,
                 "idk_is_faithful": self.idk_is_faithful,
+                **verdicts.evidence(),
             },
             conversation=asked,
             reason_variables={

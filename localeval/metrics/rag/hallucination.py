@@ -8,10 +8,10 @@ from pydantic import Field
 
 from localeval.backends.base import Backend
 from localeval.data.case import TestCase
-from localeval.metrics.items import judge_verdicts, tally
 from localeval.metrics.judged import Judgement
 from localeval.metrics.rag.base import RagMetric
 from localeval.metrics.rag.scores import hallucination_score
+from localeval.metrics.verdicts import format_count
 
 CHOICES = ("agrees", "contradicts")
 
@@ -38,13 +38,13 @@ class Hallucination(RagMetric):
     def judge_case(self, case: TestCase, judge: Backend) -> Judgement:
         context = list(case.context or ())
         prompt = self.render("verdicts", self.verdicts_prompt, actual_output=case.actual_output, context=context)
-        verdicts, asked = judge_verdicts(judge, prompt, len(context), CHOICES)
-        judged = [{"context": c, "verdict": v} for c, v in zip(context, verdicts)]
-        counts = tally(verdicts, CHOICES)
+        verdicts, asked = self.judge_verdicts(judge, prompt, len(context), CHOICES)
+        judged = [{"context": c, "verdict": v} for c, v in zip(context, verdicts.written)]
+        counts = verdicts.counts(CHOICES)
         return Judgement(
-            score=hallucination_score([v == "contradicts" for v in verdicts]),
-            summary=f"The output contradicts {counts['contradicts']} of {len(context)} context items.",
-            details={"verdicts": judged, "counts": counts},
+            score=hallucination_score(verdicts.weight_of("contradicts")),
+            summary=f"The output contradicts {format_count(counts['contradicts'])} of {len(context)} context items.",
+            details={"verdicts": judged, "counts": counts, **verdicts.evidence()},
             conversation=asked,
             reason_variables={"actual_output": case.actual_output, "verdicts": judged},
         )
