@@ -23,9 +23,10 @@ from typing import Any
 
 from counting import CountingBackend
 
-from localeval import Dataset, LlamaCppBackend, ModelCatalog, TestCase, ToolCall, evaluate
+from localeval import Dataset, LlamaCppBackend, ModelCatalog, TestCase, ToolCall
 from localeval.metrics import ArgumentCorrectness, TaskCompletion
 from localeval.paths import Paths
+from localeval.run.runner import evaluate  # the engine: no cache, no progress, no run folder
 
 ROOT = Path(__file__).resolve().parents[1]
 

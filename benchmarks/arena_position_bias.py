@@ -31,8 +31,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from localeval import Arena, Dataset, LlamaCppBackend, LlamaCppOptions, ModelCatalog, TestCase, evaluate
+from localeval import Arena, Dataset, LlamaCppBackend, LlamaCppOptions, ModelCatalog, TestCase
 from localeval.paths import Paths
+from localeval.run.runner import evaluate  # the engine: no cache, no progress, no run folder
 
 DATA = Path(os.environ.get("ALIGNMENT_DATA") or Path(__file__).resolve().parents[1] / "tests" / "data" / "alignment") / "topical_chat.json"
 CRITERIA = "The response continues the conversation naturally, is coherent with it, and is interesting."

@@ -47,10 +47,10 @@ from localeval import (
     ModelCatalog,
     RunOptions,
     RunReport,
-    evaluate,
 )
 from localeval.config import RunConfig
 from localeval.paths import Paths
+from localeval.run.runner import evaluate  # the engine: no cache, no progress, no run folder
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "conversation"
 OTHER_ROLE = "a grumpy pirate who answers every question in pirate speech"

@@ -24,10 +24,11 @@ from typing import Any
 
 from counting import CountingBackend
 
-from localeval import Dataset, LlamaCppBackend, ModelCatalog, TestCase, evaluate
+from localeval import Dataset, LlamaCppBackend, ModelCatalog, TestCase
 from localeval.config import RunConfig
 from localeval.metrics.judged import JudgedMetric
 from localeval.paths import Paths
+from localeval.run.runner import evaluate  # the engine: no cache, no progress, no run folder
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "metrics" / "eval.toml"

@@ -28,9 +28,9 @@ from localeval import (
     RunOptions,
     TestCase,
     build_metric,
-    evaluate,
 )
 from localeval.paths import Paths
+from localeval.run.runner import evaluate  # the engine: no cache, no progress, no run folder
 
 #: UniEval's QAGS-CNN/DM set: $ALIGNMENT_DATA (a folder with the full sets), else the excerpt in tests/.
 DATA = Path(os.environ.get("ALIGNMENT_DATA") or Path(__file__).resolve().parents[1] / "tests" / "data" / "alignment") / "qags_cnndm.json"

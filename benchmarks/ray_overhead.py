@@ -32,12 +32,13 @@ from typing import Any
 
 from rich.console import Console
 
-from localeval import Dataset, LlamaCppOptions, RunOptions, RunReport, TestCase, build_metric, evaluate
+from localeval import Dataset, LlamaCppOptions, RunOptions, RunReport, TestCase, build_metric
 from localeval.config import CacheConfig
 from localeval.judge import load_judges
 from localeval.paths import Paths
 from localeval.run.journal import Journal, JournalHeader
 from localeval.run.ray_executor import JudgeRecipe, RayExecutor, import_ray
+from localeval.run.runner import evaluate  # the engine: no cache, no progress, no run folder
 
 DATA = Path(os.environ.get("ALIGNMENT_DATA") or Path(__file__).resolve().parents[1] / "tests" / "data" / "alignment") / "qags_cnndm.json"
 NO_CACHE = CacheConfig(enabled=False)

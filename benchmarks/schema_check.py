@@ -29,10 +29,10 @@ from localeval import (
     RunReport,
     TestCase,
     build_metric,
-    evaluate,
 )
 from localeval.config import RunConfig
 from localeval.paths import Paths
+from localeval.run.runner import evaluate  # the engine: no cache, no progress, no run folder
 
 ROOT = Path(__file__).resolve().parents[1]
 #: UniEval's QAGS-CNN/DM set: $ALIGNMENT_DATA (a folder with the full sets), else the excerpt in tests/.

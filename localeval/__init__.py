@@ -12,6 +12,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from localeval.api.evaluation import aevaluate, evaluate
+    from localeval.api.runs import runs
     from localeval.backends import make_backend
     from localeval.backends.base import (
         Backend,
@@ -76,8 +78,9 @@ if TYPE_CHECKING:
         TurnRelevancy,
     )
     from localeval.metrics.length import OutputLength
+    from localeval.reports.formats import write_reports
     from localeval.run.events import Events, Interrupted, MetricFinished, MetricStarted, RunFinished, RunStarted
-    from localeval.run.runner import RunInterrupted, RunOptions, evaluate
+    from localeval.run.runner import RunInterrupted, RunOptions
 
 #: Each public name and the module that defines it.
 _EXPORTS: dict[str, str] = {
@@ -150,12 +153,15 @@ _EXPORTS: dict[str, str] = {
     "TurnRelevancy": "localeval.metrics.conversational",
     "Verdict": "localeval.metrics",
     "build_metric": "localeval.metrics",
-    "evaluate": "localeval.run.runner",
+    "aevaluate": "localeval.api.evaluation",
+    "evaluate": "localeval.api.evaluation",
     "make_backend": "localeval.backends",
     "metric": "localeval.metrics",
     "open_cache": "localeval.backends.cache",
     "register_backend": "localeval.backends.registry",
     "register_metric": "localeval.metrics",
+    "runs": "localeval.api.runs",
+    "write_reports": "localeval.reports.formats",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("reports", ("reports",)),
     ("meta-eval", ("metaeval",)),
     ("viewer", ("viewer",)),
+    ("python api", ("api",)),
     ("cli", ("cli", "__main__")),
     ("testing", ("testing",)),
     ("integrations", ("integrations",)),

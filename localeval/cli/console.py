@@ -1,4 +1,4 @@
-"""What the CLI prints: the results table, the summary, and a progress bar for long runs.
+"""What the CLI prints: the results table, the summary (the progress bar is :mod:`localeval.reports.progress`).
 
 Every table goes through ``print_table`` and every error or warning line through
 ``print_line`` (:mod:`localeval.reports.terminal`): outside a terminal no value is
@@ -9,29 +9,20 @@ characters are shown, not acted on.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
 from localeval.cli.arena_console import arena_cell, print_arena
 from localeval.data.results import CaseResult, GateResult, MetricResult, RunReport, RunStats
 from localeval.reports.figures import mean_score, pass_rate
+from localeval.reports.progress import PROGRESS_PERIOD_S as PROGRESS_PERIOD_S
+from localeval.reports.progress import Pace as Pace
+from localeval.reports.progress import print_finishing as print_finishing
+from localeval.reports.progress import progress_bar as progress_bar
 from localeval.reports.rules import composite_failure, turn_count
 from localeval.reports.terminal import print_line, print_table, printable
-from localeval.run.events import Event, Interrupted, Listener, MetricFinished, RunStarted
 
 if TYPE_CHECKING:
     from localeval.metaeval.correlations import Correlations
@@ -39,110 +30,6 @@ if TYPE_CHECKING:
 
 #: Beyond this many cases the table lists only those that failed or errored.
 MAX_ROWS = 50
-
-#: Outside a terminal (a CI log, a pipe) no bar is drawn: a line of progress is printed instead, at
-#: most this often, as results finish. By time rather than by share done, so that the pace is the
-#: same for 20 results and 20,000: a CI log (which stamps each line) shows a few lines a minute, a
-#: 3-minute run about 18, an hour's 360, and no run is silent for long enough to look hung (or to
-#: pass the 10 minutes without output after which some CI services stop a job), as a line every
-#: 10% would be in a 2-hour run.
-PROGRESS_PERIOD_S = 10.0
-
-
-@contextmanager
-def progress_bar(console: Console, clock: Callable[[], float] = time.monotonic) -> Iterator[Listener]:
-    """Yields a run-event listener that shows progress: a bar on a terminal; elsewhere a line at
-    most every :data:`PROGRESS_PERIOD_S` seconds (``clock``'s), as results finish.
-
-    Shows results done of the total (those resumed from the journal count as done),
-    the rate, the time left, and how many failed and errored so far.
-    """
-    columns = (
-        TextColumn("[bold]judging"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TextColumn("[red]{task.fields[failed]} failed[/] [yellow]{task.fields[errored]} errored[/]"),
-        TimeRemainingColumn(),
-    )
-    piped = not console.is_terminal
-    with Progress(*columns, console=console, transient=True, disable=piped) as bar:
-        task = bar.add_task("judging", total=None, rate="", failed=0, errored=0)
-        counts = _Counts(started=clock())
-        pace = Pace(clock, counts.started)
-
-        def listen(event: Event) -> None:
-            if isinstance(event, RunStarted):
-                counts.total, counts.done = event.total, event.resumed
-                counts.started = pace.last = clock()
-                bar.update(task, total=event.total, completed=event.resumed)
-            elif isinstance(event, MetricFinished):
-                counts.add(event.result)
-                rate = counts.computed / max(clock() - counts.started, 1e-9)
-                bar.update(task, advance=1, rate=f"{rate:.2f}/s", failed=counts.failed, errored=counts.errored)
-                if piped and pace.due():
-                    print_line(console, escape(counts.line(rate)))
-            elif isinstance(event, Interrupted):
-                print_finishing(console, event.in_flight, "results")
-
-        yield listen
-
-
-@dataclass
-class Pace:
-    """When a piped console's next line of progress is due: at most every :data:`PROGRESS_PERIOD_S`
-    seconds of ``clock``, counted from ``last`` (the start, then the last line printed)."""
-
-    clock: Callable[[], float]
-    last: float
-
-    def due(self) -> bool:
-        """Whether a line is due now; if so, the period starts again."""
-        now = self.clock()
-        if now - self.last < PROGRESS_PERIOD_S:
-            return False
-        self.last = now
-        return True
-
-
-@dataclass
-class _Counts:
-    """What a run has done so far, for its progress."""
-
-    started: float  #: when (by the progress clock) it started
-    total: int = 0
-    done: int = 0  #: resumed ones included
-    computed: int = 0
-    failed: int = 0
-    errored: int = 0
-
-    def add(self, result: MetricResult) -> None:
-        self.done += 1
-        self.computed += 1
-        if result.errored:
-            self.errored += 1
-        elif not result.passed:
-            self.failed += 1
-
-    def line(self, rate: float) -> str:
-        """"judging: 60/200 (30%), 2.00/s, 5 failed, 1 errored, about 1 min 10 s left"."""
-        share = f" ({self.done / self.total:.0%})" if self.total else ""
-        left = self.total - self.done
-        eta = f", about {_duration(left / rate)} left" if left > 0 and rate > 0 else ""
-        return f"judging: {self.done}/{self.total}{share}, {rate:.2f}/s, {self.failed} failed, {self.errored} errored{eta}"
-
-
-def _duration(seconds: float) -> str:
-    """"40 s", "1 min 10 s", "2 h 5 min"."""
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole} s"
-    if whole < 3600:
-        return f"{whole // 60} min {whole % 60} s"
-    return f"{whole // 3600} h {whole % 3600 // 60} min"
-
-
-def print_finishing(console: Console, in_flight: int, what: str) -> None:
-    """The line a first Ctrl-C prints while the work in flight finishes (to be saved)."""
-    print_line(console, escape(f"Interrupted: finishing {in_flight} {what} in flight; Ctrl-C again to stop now"))
 
 
 def print_report(console: Console, report: RunReport) -> None:

@@ -3,7 +3,8 @@
 A run directory holds ``journal.jsonl`` (every result as it finished; see
 :mod:`localeval.run.journal`) and, once the run is complete, its reports. Runs live
 under ``<LOCALEVAL_HOME>/runs/<run id>`` unless the user names a directory; a run
-is referred to by its directory or by its id.
+is referred to by its directory or by its id. Creating and finding a run folder is the library's
+(:mod:`localeval.run.folders`, which Python runs use too); reading a run's config back is the CLI's.
 """
 
 from __future__ import annotations
@@ -18,19 +19,13 @@ from localeval.backends.catalog import file_sha256
 from localeval.config import RunConfig
 from localeval.data.results import RunReport
 from localeval.errors import InputError, first_problem
-from localeval.run.journal import JOURNAL_FILE, Journal, JournalHeader
-from localeval.run.runner import new_run_id, now
+from localeval.run.folders import PYTHON_SOURCE, create_run, find_run
+from localeval.run.journal import JOURNAL_FILE, Journal
 
 JOURNAL = JOURNAL_FILE
 REPORT = reports.REPORT_FILES["json"]
 
-
-def find_run(ref: str | Path, runs_home: Path) -> Path:
-    """The run directory ``ref`` names: a directory with a journal, or a run id under ``runs_home``."""
-    for candidate in (Path(ref), runs_home / str(ref)):
-        if (candidate / JOURNAL).is_file():
-            return candidate
-    raise InputError(f"no run {str(ref)!r}: neither a directory with a {JOURNAL} nor a run id under {runs_home}")
+__all__ = ["JOURNAL", "REPORT", "absolute_paths", "find_run", "load_report", "resumed_config", "start_run"]
 
 
 def start_run(config: RunConfig, dataset: Path, metrics: list[str], cases: int, run_dir: Path | None,
@@ -38,11 +33,10 @@ def start_run(config: RunConfig, dataset: Path, metrics: list[str], cases: int, 
     """A new run's journal, its header recording everything needed to resume it (``dataset``: its file),
     and what ``localeval runs`` lists it by: its name, tags, judges' models (``judges``) and the sha256 of
     its scoring settings."""
-    run_id = new_run_id()
     absolute = absolute_paths(config)
-    header = JournalHeader(
-        run_id=run_id,
-        created_at=now(),
+    return create_run(
+        run_dir,
+        runs_home,
         config=absolute.model_dump(mode="json"),
         config_source=config.source if config.source == "<command line>" else os.path.abspath(config.source),
         dataset_sha256=file_sha256(dataset),
@@ -53,12 +47,14 @@ def start_run(config: RunConfig, dataset: Path, metrics: list[str], cases: int, 
         config_sha256=absolute.scoring_sha256(),
         judges=judges,
     )
-    return Journal.create((run_dir or runs_home / run_id) / JOURNAL, header)
 
 
 def resumed_config(journal: Journal) -> RunConfig:
     """The configuration the journal's run started with; refuses when its dataset has changed since."""
     header = journal.header
+    if header.config_source == PYTHON_SOURCE:  # its metrics and judges were Python objects: no config holds them
+        raise InputError(f"{journal.path}: run {header.run_id} was started from Python; resume it there, "
+                         f"with localeval.evaluate(..., resume={header.run_id!r})")
     try:
         config = RunConfig.model_validate({**header.config, "source": header.config_source})
     except ValidationError as err:  # a journal written by another localeval, whose settings differ

@@ -22,7 +22,7 @@ from localeval.backends.cache import CachedBackend
 from localeval.cli.console import print_errors, print_gates, print_report, progress_bar
 from localeval.cli.exits import EXIT_ERRORED, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, save_traceback
 from localeval.cli.generate import generate_all, load_targets, target_templates
-from localeval.cli.judge_check import judge_fingerprints, markup_notes, print_trust
+from localeval.cli.judge_check import print_trust
 from localeval.cli.loading import load_dataset, make_cache_folder, ray_executor
 from localeval.cli.meta_eval import meta_eval
 from localeval.cli.runs import JOURNAL, find_run, resumed_config, start_run
@@ -33,7 +33,7 @@ from localeval.errors import LocalevalError
 from localeval.files import make_folder
 from localeval.judge import load_judges
 from localeval.metaeval.check import CheckStore
-from localeval.metaeval.trust import assess, calibrated
+from localeval.metaeval.trust import assess, calibrated, judge_fingerprints, markup_notes
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.reports import write_reports

@@ -2,5 +2,5 @@
 
 ``runner`` (``evaluate``), ``execution`` (the executor seam, threads), ``ray_executor``
 (Ray actors), ``schedule`` (prefix order, groups), ``panel`` (which metric asks which
-judge), ``journal``, ``events``, ``inflight`` (calls in flight and Ctrl-C).
+judge), ``journal``, ``folders`` (a run's folder: created, found), ``events``, ``inflight`` (calls in flight and Ctrl-C).
 """
