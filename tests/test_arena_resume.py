@@ -139,8 +139,8 @@ def test_arena_resume_takes_no_other_settings() -> None:
     done = localeval("arena", "run-a", "--resume", "abc", "--names", "x,y", "--threads", "2", env={"COLUMNS": "300"})
     assert done.returncode == 2
     assert "error: --resume runs with the run's own settings; drop RUN_A, --names" in done.stderr  # --threads: taken
-    bare = localeval("arena", "run-a", env={"COLUMNS": "300"})
-    assert bare.returncode == 2 and "arena takes RUN_A (and RUN_B) and --config, or --resume RUN" in bare.stderr
+    bare = localeval("arena", "--threads", "2", env={"COLUMNS": "300"})
+    assert bare.returncode == 2 and "arena takes RUN_A (and RUN_B), or --resume RUN" in bare.stderr
 
 
 def test_arena_resume_refuses_a_run_that_is_no_arena(project: Project) -> None:

@@ -195,6 +195,8 @@ def arena(
     """Judge two runs of the same inputs against each other, or one run's targets: each output pair in both orders, ranked.
 
     The config file (--config) holds the judge (\\[backend], \\[judges.NAME]) and arena metrics only.
+    Without it, RUN_A's own config gives them: its judges, cache, plugins and arena metrics, or,
+    with none, its G-Eval metrics as arena metrics of the same criteria and steps.
 
     Every judged case is journaled: after a crash or Ctrl-C, `--resume RUN` judges only what
     is missing and what errored (not with --keep-errors), over the cases the arena first wrote,
@@ -207,7 +209,9 @@ def arena(
     from localeval.cli import session
     from localeval.cli.arena import arena as run_arena
     from localeval.cli.arena import resume_arena
+    from localeval.cli.arena_config import arena_settings, run_settings
     from localeval.cli.settings import check_report_copies
+    from localeval.reports.terminal import print_line, printable
 
     _keep_errors_needs_resume(keep_errors, resume)
     if resume is not None:
@@ -215,18 +219,22 @@ def arena(
                                  keep_errors=keep_errors)
         check_report_copies(flags.changes.copies())  # before a judge loads
         raise typer.Exit(resume_arena(user_paths(), stdout(), stderr(), os.environ, flags))
-    if run_a is None or config is None:
-        raise ConfigError("arena takes RUN_A (and RUN_B) and --config, or --resume RUN")
+    if run_a is None:
+        raise ConfigError("arena takes RUN_A (and RUN_B), or --resume RUN")
     pair = None
     if names is not None:
         parts = [n.strip() for n in names.split(",")]
         if len(parts) != 2 or not all(parts):
             raise ConfigError(f"--names takes NAME_A,NAME_B, got {names!r}")
         pair = (parts[0], parts[1])
+    base = None
+    if config is None:  # the run's own judges and metrics
+        base, reused = arena_settings(run_settings(run_a, user_paths()), run_a)
+        print_line(stderr(), printable(reused))
     settings = session.settings_from_cli(
         dataset=None, config=config, metrics=None, model=model, threads=threads, fields=None, list_delimiter=None,
         report=report, no_cache=no_cache, cache_dir=cache_dir, backend=backend, base_url=base_url, html=html,
-        name=name, tags=tag,
+        name=name, tags=tag, base=base,
     )
     check_report_copies(settings.report.copies())  # before a judge loads
     flags = session.RunFlags(run_dir=run_dir, command="arena")

@@ -25,7 +25,8 @@ from localeval.run.journal import JOURNAL_FILE, Journal
 JOURNAL = JOURNAL_FILE
 REPORT = reports.REPORT_FILES["json"]
 
-__all__ = ["JOURNAL", "REPORT", "absolute_paths", "find_run", "load_report", "resumed_config", "start_run"]
+__all__ = ["JOURNAL", "REPORT", "absolute_paths", "find_run", "load_report", "recorded_config", "resumed_config",
+           "start_run"]
 
 
 def start_run(config: RunConfig, dataset: Path, metrics: list[str], cases: int, run_dir: Path | None,
@@ -55,14 +56,7 @@ def resumed_config(journal: Journal) -> RunConfig:
     if header.config_source == PYTHON_SOURCE:  # its metrics and judges were Python objects: no config holds them
         raise InputError(f"{journal.path}: run {header.run_id} was started from Python; resume it there, "
                          f"with localeval.evaluate(..., resume={header.run_id!r})")
-    try:
-        config = RunConfig.model_validate({**header.config, "source": header.config_source})
-    except ValidationError as err:  # a journal written by another localeval, whose settings differ
-        where, message = first_problem(err)
-        raise InputError(
-            f"{journal.path}:1: the run's settings cannot be read ({where}: {message}); "
-            "it was started by another version of localeval: start a new run"
-        ) from err
+    config = recorded_config(journal)
     path = config.dataset.path
     if path is None or not path.is_file():
         raise InputError(f"{journal.path}: the run's dataset {path} is gone")
@@ -72,6 +66,19 @@ def resumed_config(journal: Journal) -> RunConfig:
             "match. Start a new run instead"
         )
     return config
+
+
+def recorded_config(journal: Journal) -> RunConfig:
+    """The configuration the journal's run started with, as its header records it (server URLs whole)."""
+    header = journal.header
+    try:
+        return RunConfig.model_validate({**header.config, "source": header.config_source})
+    except ValidationError as err:  # a journal written by another localeval, whose settings differ
+        where, message = first_problem(err)
+        raise InputError(
+            f"{journal.path}:1: the run's settings cannot be read ({where}: {message}); "
+            "it was started by another version of localeval: start a new run"
+        ) from err
 
 
 def absolute_paths(config: RunConfig) -> RunConfig:

@@ -44,12 +44,13 @@ def settings_from_cli(
     tags: list[str] | None = None,
     min_pass_rate: list[str] | None = None,
     min_mean: list[str] | None = None,
+    base: RunConfig | None = None,
 ) -> RunConfig:
-    """The config file's settings with the command line's on top."""
+    """The config file's settings (without one, ``base``'s) with the command line's on top."""
     cli_plugins = [_from_cwd(p) for p in plugins or ()]
     # First: a plugin may register the backend kind the config file or --backend names.
     load_plugins(cli_plugins, Path.cwd(), "command line: --plugin")
-    base = RunConfig.load(config) if config else RunConfig()  # imports the config's plugins
+    base = RunConfig.load(config) if config else base or RunConfig()  # imports the config's plugins
     given = CommandLine(dataset=dataset, metric=metrics, model=model, backend=backend, base_url=base_url,
                         threads=threads, field=fields, list_delimiter=list_delimiter, report=report, html=html,
                         junit=junit, csv=csv, no_cache=no_cache, cache_dir=cache_dir, name=name, tag=tags,
