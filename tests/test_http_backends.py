@@ -143,7 +143,9 @@ def top20_backend(default_model) -> Iterator[LlamaCppBackend]:
 #: Measured (SmolLM2-135M Q4_1) on the test case, whole answers: in-process over the whole
 #: vocabulary, and from the top 20 tokens at each position (what a server lists).
 IN_PROCESS = {(1, 5): 0.6891974402500557, (0, 10): 0.6325847019642581, (0, 100): 0.5436703404448125}
-TOP_20 = {(1, 5): 0.707142020972851, (0, 10): 0.6307051249287602, (0, 100): 0.5640242983180778}
+# Since issue 28's estimate (the end of a number is what the listed continuations leave), the top 20
+# come within 4e-4 to 1.2e-3 of the whole vocabulary here; before it, 1.8e-2 to 2.0e-2 (0.7071, 0.6307, 0.5640).
+TOP_20 = {(1, 5): 0.6888184660909449, (0, 10): 0.6317625049039284, (0, 100): 0.5448843949512674}
 
 
 @pytest.mark.model
@@ -159,7 +161,8 @@ def test_geval_scores_alike_in_process_through_the_standin_and_the_server(
     (measured 1.1e-8, 2.1e-9, 2.8e-8 apart: it log-softmaxes in float32) and the stand-in (0.0) —
     because all three read the same texts the same way: the prompt in batches, each continuation
     as one token on its parent's KV cells (requests in preorder, back to back). The full vocabulary
-    counts what no server lists (the covered mass shows how much).
+    counts what no server lists; the top 20 estimate the end of a number from what their listed
+    continuations leave (issue 28), so they come within about 1e-3 of it.
     """
     metric = build_metric("geval", {**GEVAL, "score_range": list(score_range)})
     routes = (("in-process", llama_backend), ("top 20", top20_backend), ("standin", ollama_backend),
@@ -176,7 +179,9 @@ def test_geval_scores_alike_in_process_through_the_standin_and_the_server(
     assert results["server"].score == pytest.approx(results["top 20"].score, abs=1e-6)
     assert covered["standin"] == pytest.approx(covered["top 20"], abs=1e-6)
     assert covered["server"] == pytest.approx(covered["top 20"], abs=1e-6)
-    assert covered["top 20"] < covered["in-process"]  # what the top 20 do not list is not counted
+    # The top 20 count the end of a number by what their listed continuations leave, so their covered
+    # mass is an estimate of the whole vocabulary's: measured 0.0066-0.0067 above it on the three ranges.
+    assert covered["top 20"] == pytest.approx(covered["in-process"], abs=0.01)
 
 
 RUN_CONFIG = """
