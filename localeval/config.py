@@ -97,13 +97,21 @@ class MetricDefaults(_Section):
         "takes the judge's checked threshold for its family (localeval check-judge).",
     )
 
+    verdict_reading: Literal["written", "weighted"] | None = Field(
+        None, description="'weighted': every metric that counts verdicts, and sets no verdict_reading of its own, "
+        "reads each verdict as the judge's probabilities (docs/metrics.md#verdicts-read-as-probabilities).",
+    )
+
     def applied(self, cls: type[Metric], options: dict[str, Any]) -> dict[str, Any]:
-        """A metric's options with these defaults on top (reasons off) or beneath (a calibrated threshold)."""
+        """A metric's options with these defaults on top (reasons off) or beneath (a calibrated threshold,
+        a verdict reading)."""
         fields = cls.model_fields
         if not self.reasons and "include_reason" in fields:
             options = {**options, "include_reason": False}
         if self.threshold is not None and cls.needs_judge and "threshold" not in options:
             options = {**options, "threshold": self.threshold}
+        if self.verdict_reading is not None and "verdict_reading" in fields and "verdict_reading" not in options:
+            options = {**options, "verdict_reading": self.verdict_reading}
         return options
 
 

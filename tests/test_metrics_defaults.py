@@ -49,3 +49,12 @@ def test_a_calibrated_threshold_for_every_judged_metric_without_its_own(tmp_path
 def test_an_unknown_default_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="metrics_defaults"):
         load(tmp_path, '[metrics_defaults]\nthreshold = "tuned"\n' + METRICS)
+
+
+def test_weighted_verdicts_for_every_metric_that_counts_verdicts_and_sets_none(tmp_path: Path) -> None:
+    text = '[metrics_defaults]\nverdict_reading = "weighted"\n' + METRICS + (
+        '\n[[metrics]]\nmetric = "bias"\nverdict_reading = "written"\n')
+    metrics = load(tmp_path, text).build_metrics()
+    assert [getattr(m, "verdict_reading", None) for m in metrics] == [None, "weighted", None, "written"]
+    unset = load(tmp_path, METRICS).build_metrics()
+    assert [getattr(m, "verdict_reading", None) for m in unset] == [None, "written", None]
