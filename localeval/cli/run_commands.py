@@ -145,9 +145,11 @@ def compare(
     json_path: Annotated[Path | None, typer.Option("--json", help="Also write the comparison as JSON here.")] = None,
     html: Annotated[Path | None, typer.Option(help="Also write the comparison as an HTML page here.")] = None,
 ) -> None:
-    """Compare two runs case by case: each output's word diff, each metric's score before and after;
-    and per metric whether the change is real: the mean change with its 95% interval, McNemar's test
-    of the pass/fail flips, a verdict (docs/runs.md#comparing-two-runs).
+    """Compare two runs: what changed, case by case, and per metric whether the change is real.
+
+    Each output's word diff and each metric's score before and after; per metric the mean change
+    with its 95% interval, McNemar's test of the pass/fail flips, and a verdict
+    (docs/runs.md#comparing-two-runs).
 
     Exit codes: 0 compared (whatever changed, unless --fail-on-regression); 1 the
     --fail-on-regression gate failed; 2 bad usage or input (runs with no case in common, an
