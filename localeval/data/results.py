@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -86,6 +87,32 @@ class ConfidenceInterval(BaseModel):
         return None if interval is None else cls(low=interval.low, high=interval.high, method=method)
 
 
+class Counts(NamedTuple):
+    """One metric's results counted: what a summary, a run listing and pytest's table all show."""
+
+    passed: int
+    failed: int
+    errored: int
+    scores: list[float]  #: the scored results' scores, for a mean and its interval
+
+    @classmethod
+    def of(cls, results: Sequence[MetricResult]) -> Counts:
+        scored = [r for r in results if not r.errored]
+        passed = sum(1 for r in scored if r.passed)
+        return cls(passed, len(scored) - passed, len(results) - len(scored),
+                   [r.score for r in scored if r.score is not None])
+
+    @property
+    def pass_rate(self) -> float | None:
+        """passed / (passed + failed); None if none scored."""
+        scored = self.passed + self.failed
+        return self.passed / scored if scored else None
+
+    @property
+    def mean_score(self) -> float | None:
+        return statistics.fmean(self.scores) if self.scores else None
+
+
 class MetricSummary(BaseModel):
     """Aggregates of one metric over the run."""
 
@@ -108,19 +135,17 @@ class MetricSummary(BaseModel):
 
     @classmethod
     def of(cls, metric: str, results: list[MetricResult], details: dict[str, Any] | None = None) -> MetricSummary:
-        scored = [r for r in results if not r.errored]
-        passed = sum(1 for r in scored if r.passed)
-        scores = [r.score for r in scored if r.score is not None]
+        counts = Counts.of(results)
         return cls(
             metric=metric,
             cases=len(results),
-            passed=passed,
-            failed=len(scored) - passed,
-            errored=len(results) - len(scored),
-            pass_rate=passed / len(scored) if scored else None,
-            mean_score=statistics.fmean(scores) if scores else None,
-            pass_rate_interval=ConfidenceInterval.of(wilson(passed, len(scored)), "wilson"),
-            mean_score_interval=ConfidenceInterval.of(mean_interval(scores), "bootstrap BCa"),
+            passed=counts.passed,
+            failed=counts.failed,
+            errored=counts.errored,
+            pass_rate=counts.pass_rate,
+            mean_score=counts.mean_score,
+            pass_rate_interval=ConfidenceInterval.of(wilson(counts.passed, counts.passed + counts.failed), "wilson"),
+            mean_score_interval=ConfidenceInterval.of(mean_interval(counts.scores), "bootstrap BCa"),
             details=details or {},
         )
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import statistics
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localeval.data.results import READABLE_FORMATS, MetricResult, RunReport
+from localeval.data.results import READABLE_FORMATS, Counts, MetricResult, RunReport
 from localeval.errors import InputError, LocalevalError, first_problem
 from localeval.reports.formats import REPORT_FILES
 from localeval.run.journal import JOURNAL_FILE, JournalContents, read_journal
@@ -58,12 +57,9 @@ class MetricFigures(BaseModel):
 
     @classmethod
     def of(cls, metric: str, results: list[MetricResult]) -> MetricFigures:
-        scored = [r for r in results if not r.errored]
-        passed = sum(1 for r in scored if r.passed)
-        scores = [r.score for r in scored if r.score is not None]
-        return cls(metric=metric, passed=passed, failed=len(scored) - passed, errored=len(results) - len(scored),
-                   pass_rate=passed / len(scored) if scored else None,
-                   mean_score=statistics.fmean(scores) if scores else None)
+        counts = Counts.of(results)
+        return cls(metric=metric, passed=counts.passed, failed=counts.failed, errored=counts.errored,
+                   pass_rate=counts.pass_rate, mean_score=counts.mean_score)
 
 
 class RunEntry(BaseModel):

@@ -9,11 +9,10 @@ and needs none.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from localeval.data.results import FamilyTrust, JudgeTrust, MetricResult
+from localeval.data.results import Counts, FamilyTrust, JudgeTrust, MetricResult
 from localeval.metaeval.trust import parts
 from localeval.metrics.base import Metric
 from localeval.reports.terminal import visible
@@ -58,12 +57,9 @@ def rows(cases: Sequence[JudgedCase], trust: Mapping[str, JudgeTrust]) -> list[R
 
 
 def _row(metric: str, judge: str, check: str, results: Sequence[MetricResult]) -> Row:
-    # Counted here, not with MetricSummary.of: the table needs no confidence intervals (nor scipy, at the session's end).
-    scored = [r for r in results if not r.errored]
-    passed = sum(1 for r in scored if r.passed)
-    scores = [r.score for r in scored if r.score is not None]
-    return Row(metric, passed, len(scored) - passed, len(results) - len(scored),
-               statistics.fmean(scores) if scores else None, judge, check)
+    # Counts, not MetricSummary.of: the table needs no confidence intervals (nor scipy, at the session's end).
+    counts = Counts.of(results)
+    return Row(metric, counts.passed, counts.failed, counts.errored, counts.mean_score, judge, check)
 
 
 def table_lines(table: Sequence[Row]) -> list[str]:
