@@ -25,7 +25,7 @@ from localeval.cli import (
     runs_commands,
     view,
 )
-from localeval.cli.exits import EXIT_INPUT, EXIT_UNEXPECTED, save_traceback
+from localeval.cli.exits import EXIT_INPUT, EXIT_UNEXPECTED, unexpected
 from localeval.cli.options import ReadableHelp, say, stderr
 from localeval.errors import LocalevalError
 from localeval.reports.terminal import print_line, printable
@@ -99,14 +99,6 @@ def explained(error: Exception) -> tuple[int, str]:
     if isinstance(error, OSError) and error.errno in REFUSALS:
         return EXIT_INPUT, f"{error.filename}: {error.strerror}" if error.filename else str(error.strerror)
     return EXIT_UNEXPECTED, unexpected(error)
-
-
-def unexpected(error: BaseException) -> str:
-    """One line for an exception nobody expected: what it was, and the file that keeps its traceback."""
-    said = next((line for line in str(error).splitlines() if line.strip()), "")
-    saved = save_traceback(error)
-    where = f"the traceback is in {saved}" if saved else "its traceback could not be saved in the temporary folder"
-    return f"unexpected {type(error).__name__}{': ' + said if said else ''}. A bug in localeval; {where}"
 
 
 app.command()(run_commands.run)

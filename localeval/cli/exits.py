@@ -40,3 +40,11 @@ def save_traceback(error: BaseException) -> Path | None:
     except OSError:
         return None
     return Path(name)
+
+
+def unexpected(error: BaseException) -> str:
+    """One line for an exception nobody expected: what it was, and the file that keeps its traceback."""
+    said = next((line for line in str(error).splitlines() if line.strip()), "")
+    saved = save_traceback(error)
+    where = f"the traceback is in {saved}" if saved else "its traceback could not be saved in the temporary folder"
+    return f"unexpected {type(error).__name__}{': ' + said if said else ''}. A bug in localeval; {where}"

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from localeval.cli.exits import save_traceback
+from localeval.cli.exits import unexpected
 from localeval.cli.options import say, stderr, user_paths
 from localeval.reports.terminal import print_line, printable
 
@@ -46,9 +46,6 @@ def view(
 
 def _saved(error: BaseException) -> str:
     """A request that failed unexpectedly, as its page's line: what it was, and the file its traceback is in."""
-    said = next((line for line in str(error).splitlines() if line.strip()), "")
-    saved = save_traceback(error)
-    where = f"the traceback is in {saved}" if saved else "its traceback could not be saved"
-    line = f"unexpected {type(error).__name__}{': ' + said if said else ''}. A bug in localeval; {where}"
+    line = unexpected(error)
     print_line(stderr(), f"[bold red]error:[/] {escape(printable(line))}")
     return line
