@@ -182,6 +182,29 @@ def test_a_judge_at_chance_is_said_loudly(tmp_path: Path) -> None:
     assert level == "alarm" and "AT CHANCE on correctness" in text
 
 
+def test_at_chance_read_one_way_the_run_names_the_reading_its_check_found_better(tmp_path: Path) -> None:
+    store = CheckStore(tmp_path)
+    family = {"metric": "faithfulness", "pairs_sha256": "0" * 64, "pairs": 12, "errored": 0, "threshold": 0.5,
+              "bad_failed": 1, "good_passed": 12, "calibrated": None, "prompts": {}}
+    store.save(JudgeCheck.model_validate({
+        "judge": fingerprint().model_dump(), "checked_at": "2026-11-26T01:00:00+00:00",
+        "families": [{**family, "family": "faithfulness", "ordered": 0.58},
+                     {**family, "family": "faithfulness+weighted", "ordered": 0.83}]}))
+    written, weighted = build_metric("faithfulness"), build_metric("faithfulness", {"verdict_reading": "weighted"})
+    [trust] = assess([written], {"backend": fingerprint()}, store)
+    [hint] = [text for level, text in trust_lines([trust]) if level == "warn"]
+    assert hint.endswith('read weighted, its verdicts ordered 83% of 12 planted pairs: set verdict_reading = '
+                         '"weighted" on faithfulness (or in [metrics_defaults])')
+    [trust] = assess([weighted], {"backend": fingerprint()}, store)  # the better reading in use: nothing to suggest
+    assert trust.families[0].other_reading is None and trust.at_chance == []
+    store.save(JudgeCheck.model_validate({
+        "judge": fingerprint().model_dump(), "checked_at": "2026-11-26T02:00:00+00:00",
+        "families": [{**family, "family": "faithfulness", "ordered": 0.58},
+                     {**family, "family": "faithfulness+weighted", "ordered": 0.6}]}))
+    [trust] = assess([written], {"backend": fingerprint()}, store)  # both at chance: no reading to suggest
+    assert trust.families[0].other_reading is None and [lv for lv, _ in trust_lines([trust])] == ["alarm"]
+
+
 def test_a_metric_no_family_covers_is_named() -> None:
     trust = JudgeTrust(judge="backend", model="m", check_command="c", families=[
         FamilyTrust(family="dag", metrics=["headings"], checked=False, covered=False)])

@@ -180,6 +180,16 @@ class TargetRecord(BaseModel):
     errors: dict[int, str] = Field(default_factory=dict, description="Case index -> why it has no output.")
 
 
+class ReadingHint(BaseModel):
+    """The other way to read a family's verdicts (``verdict_reading``), and what the judge's check measured of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict_reading: Literal["written", "weighted"]
+    ordered: float = Field(description="Share of the planted pairs ordered read that way.")
+    pairs: int
+
+
 class FamilyTrust(BaseModel):
     """What a judge's check says of one metric family a run used (see ``localeval check-judge``)."""
 
@@ -196,6 +206,9 @@ class FamilyTrust(BaseModel):
     calibrated_threshold: float | None = None
     held_out_accuracy: float | None = Field(None, description="The calibrated threshold's accuracy on held-out pairs.")
     at_chance: bool = Field(False, description="Ordered fewer than 75% of the pairs: its verdicts here mean little.")
+    other_reading: ReadingHint | None = Field(
+        None, description="At chance here, but the check found the family's verdicts read the other way better than "
+                          "chance: that reading and what it ordered.")
     outdated_prompts: list[str] = Field(
         default_factory=list,
         description="Shipped prompts the check used that have changed since: it no longer speaks for this family.")

@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib.resources import files
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -176,3 +176,12 @@ def family_of(metric: Metric) -> Family | None:
     if family is not None and getattr(metric, "verdict_reading", "written") == "weighted":
         return weighted(family)
     return family
+
+
+def other_reading(name: str) -> tuple[str, Literal["written", "weighted"]] | None:
+    """For a family whose verdicts can be read both ways: its twin's name and the twin's reading; else None."""
+    if name.endswith(WEIGHTED):
+        return name.removesuffix(WEIGHTED), "written"
+    if name + WEIGHTED in BY_NAME:
+        return name + WEIGHTED, "weighted"
+    return None

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 
 from localeval.backends.base import Backend, Fingerprint
-from localeval.data.results import FamilyTrust, JudgeTrust
+from localeval.data.results import FamilyTrust, JudgeTrust, ReadingHint
 from localeval.errors import ConfigError
 from localeval.metaeval.check import CheckStore, FamilyCheck, JudgeCheck
-from localeval.metaeval.families import WEIGHTED, family_of
+from localeval.metaeval.families import WEIGHTED, family_of, other_reading
 from localeval.metrics.base import Metric
 
 #: The name of the default judge ([backend]) among a run's judges.
@@ -107,8 +107,17 @@ def _family_trust(family: str, covered: bool, metrics: list[str], check: JudgeCh
         bad_failed=measured.bad_failed, good_passed=measured.good_passed,
         calibrated_threshold=None if calibrated is None else calibrated.threshold,
         held_out_accuracy=None if calibrated is None else calibrated.held_out_accuracy,
-        at_chance=measured.at_chance,
+        at_chance=measured.at_chance, other_reading=_better_reading(family, check) if measured.at_chance else None,
     )
+
+
+def _better_reading(family: str, check: JudgeCheck | None) -> ReadingHint | None:
+    """The family's verdicts read the other way, where the same check found that reading better than chance."""
+    twin = other_reading(family)
+    measured = None if twin is None or check is None else check.family(twin[0])
+    if twin is None or measured is None or measured.ordered is None or measured.at_chance or measured.outdated_prompts():
+        return None
+    return ReadingHint(verdict_reading=twin[1], ordered=measured.ordered, pairs=measured.pairs)
 
 
 def calibrated(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: CheckStore) -> list[Metric]:

@@ -30,6 +30,12 @@ def trust_lines(trust: Sequence[JudgeTrust]) -> list[tuple[Level, str]]:
         if judge.at_chance:
             lines.append(("alarm", f"{who} is AT CHANCE on {', '.join(judge.at_chance)}: it ordered fewer than "
                                    f"75% of the planted pairs there, so its verdicts on those metrics mean little{whose}"))
+        for f in judge.families:
+            if f.other_reading is not None:
+                hint = f.other_reading
+                lines.append(("warn", f"{who} on {f.family}: read {hint.verdict_reading}, its verdicts ordered "
+                                      f"{share(hint.ordered)} of {hint.pairs} planted pairs: set verdict_reading = "
+                                      f'"{hint.verdict_reading}" on {", ".join(f.metrics)} (or in [metrics_defaults])'))
         if judge.unchecked:
             lines.append(("warn", f"{who} has not been checked on {', '.join(judge.unchecked)}: "
                                   f"check it with `{judge.check_command}`"))

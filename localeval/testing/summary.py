@@ -89,7 +89,9 @@ def _family(family: FamilyTrust) -> str:
     if not family.covered:
         return f"no check covers {family.family}"
     if family.at_chance:
-        return f"AT CHANCE on {family.family}: {share(family.ordered)} of {family.pairs} pairs ordered"
+        hint = family.other_reading
+        better = "" if hint is None else f" ({hint.verdict_reading}: {share(hint.ordered)})"
+        return f"AT CHANCE on {family.family}: {share(family.ordered)} of {family.pairs} pairs ordered{better}"
     if family.checked:
         return f"checked on {family.family}: {share(family.ordered)} of {family.pairs} pairs ordered"
     if family.outdated_prompts:
