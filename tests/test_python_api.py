@@ -6,9 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import sys
 import threading
-import types
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,6 @@ from localeval.data.dataset import Dataset
 from localeval.errors import ConfigError, InputError, ModelNotFound
 from localeval.metrics import ExactMatch
 from localeval.reports import REPORT_FILES, compare
-from localeval.reports.progress import NotebookLine
 from localeval.reports.run_index import list_runs
 from localeval.run.journal import read_journal
 from localeval.run.runner import RunInterrupted
@@ -201,30 +198,6 @@ def test_piped_with_progress_on_the_run_says_where_it_is(capsys: pytest.CaptureF
     report = evaluate(cases(), METRICS, judge(), progress=True)
     err = capsys.readouterr().err
     assert err.startswith(f"Run {report.run_id}: ") and "\x1b" not in err  # no bar drawn, no control code
-
-
-def test_in_a_notebook_a_line_is_redrawn_in_the_cell(monkeypatch: pytest.MonkeyPatch) -> None:
-    """IPython's display is stood in for (no Jupyter here): the run shows one object with a display id
-    and updates it, ending at every result done."""
-    shown: list[object] = []
-
-    class Handle:
-        def update(self, line: object) -> None:
-            shown.append(line)
-
-    def display(line: object, display_id: bool = False) -> Handle:
-        assert display_id is True
-        shown.append(line)
-        return Handle()
-
-    monkeypatch.setitem(sys.modules, "IPython.display", types.SimpleNamespace(display=display))
-    monkeypatch.setattr("localeval.api.evaluation.in_notebook", lambda: True)
-    evaluate(cases(), METRICS, judge())
-    assert all(isinstance(line, NotebookLine) for line in shown) and len(shown) >= 2
-    first, last = shown[0], shown[-1]
-    assert isinstance(first, NotebookLine) and isinstance(last, NotebookLine)
-    assert (first.done, first.total, last.done, last.total) == (0, 6, 6, 6)
-    assert last._repr_html_().startswith('<progress value="6" max="6"></progress> <code>judging: 6/6 (100%)')
 
 
 # --- async -------------------------------------------------------------------------------------

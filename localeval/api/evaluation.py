@@ -107,7 +107,7 @@ def evaluate(
     if resume is not None and (name is not None or tags):
         raise ConfigError("name and tags are the resumed run's own: give them when you start a run")
     paths, saved = Paths.from_environ(os.environ), save or run_dir is not None or resume is not None
-    console = Console(stderr=True, force_jupyter=False, quiet=progress is False)  # a terminal's, else nothing
+    console = _console(progress)
     with ExitStack() as stack:
         journal = stack.enter_context(open_python_run(resume, paths.runs, cases, metrics)) if resume else None
         default, named = load_judges(judge, judges or {}, metrics, cache_config(cache), paths, stack, console)
@@ -182,6 +182,16 @@ class Stoppable:
         if self.stop.is_set() and left:
             raise KeyboardInterrupt  # the engine's "interrupted": what finished is in the journal
         return used
+
+
+def _console(progress: Progress) -> Console:
+    """Where the run says what it does (a judge loading, its bar, its folder): a terminal's stderr, quiet
+    with ``progress`` off. In a notebook, the cell's output as plain text: a cell's stderr reads as an
+    error, and a kernel says FORCE_COLOR=1, which would make rich draw a terminal's spinner in the cell,
+    cursor codes and all."""
+    notebook = in_notebook()
+    return Console(stderr=not notebook, force_terminal=False if notebook else None, force_jupyter=False,
+                   quiet=progress is False)
 
 
 @contextmanager
