@@ -107,6 +107,19 @@ class ServerProcess:
         self.log.close()
 
 
+class CountingTransport(httpx.HTTPTransport):
+    """The real transport to a real server, keeping the JSON body of every POST it sends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.posts: list[dict[str, Any]] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            self.posts.append(json.loads(request.content))
+        return super().handle_request(request)
+
+
 # -- fakes: request shapes of servers that cannot run here (httpx.MockTransport) -----------
 
 

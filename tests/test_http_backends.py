@@ -25,6 +25,7 @@ from servers import (
     KEY,
     LLAMA_SERVER,
     PROBE_OK,
+    CountingTransport,
     FakeServer,
     ServerProcess,
     completion,
@@ -344,6 +345,64 @@ def test_llama_server_continues_the_prefill_and_scores_the_same_whatever_it_read
     local = metric.measure(CASE, llama_backend)
     assert first.score == pytest.approx(local.score, abs=0.03)
     backend.close()
+
+
+def counted_backend(kind: str, url: str, **options) -> tuple[OpenAICompatBackend, CountingTransport]:
+    """A ``kind`` backend on the real server at ``url`` whose POSTs are kept; the first-use probe made."""
+    transport = CountingTransport()
+    backend = make_backend(kind, base_url=url, transport=transport, **FAST_RETRIES, **options)
+    assert backend.capabilities.distribution  # the probe: one POST, before the score's
+    transport.posts.clear()
+    return backend, transport
+
+
+@pytest.mark.model
+@pytest.mark.server
+def test_llama_server_reads_a_zero_to_ten_score_in_three_requests_with_the_numbers_of_one_each(llamacpp_server):
+    """Issue 28, item 2: each depth of the candidate trie in one /completions request (a list of prompts).
+
+    On one slot the server reads a request's prompts in order, each on what it shares with the one
+    before; each prompt comes right after its parent (sent again where needed), so every prefix is
+    one token read on its parent, as with one request each: the same numbers, bit for bit.
+    """
+    metric = build_metric("geval", {**GEVAL, "score_range": [0, 10]})
+    routes = {"preset": {}, "one each": {"prefill": "completion"},
+              "batched": {"prefill": "completion", "batch_continuations": True}}
+    results, posts, fingerprints = {}, {}, {}
+    for name, options in routes.items():
+        backend, transport = counted_backend("llama-server", llamacpp_server.url, **options)
+        results[name], posts[name] = metric.measure(CASE, backend), transport.posts
+        fingerprints[name] = backend.fingerprint
+        backend.close()
+    assert {name: r.error for name, r in results.items()} == dict.fromkeys(routes)
+    assert len(posts["batched"]) <= 3 < len(posts["one each"]) == len(posts["preset"])
+    assert isinstance(posts["batched"][0]["prompt"], str)  # the score position alone, read from the start
+    assert all(isinstance(body["prompt"], list) and body["cache_prompt"] for body in posts["batched"][1:])
+    assert results["batched"].score == results["one each"].score == results["preset"].score
+    assert results["batched"].details["distribution"] == results["one each"].details["distribution"]
+    settings = fingerprints["batched"].settings
+    assert (settings["continuations"], settings["slots"]) == ("batched", 1)
+    assert "continuations" not in fingerprints["one each"].settings
+    request = DistributionRequest(messages=GRADE, prefill="Score: ", candidates=DIGITS)
+    keys = {cache_key("candidate_distribution", fp, request) for fp in fingerprints.values()}
+    assert len(keys) == 3  # a batched score is cached apart from one read a request per prefix
+
+
+@pytest.mark.model
+@pytest.mark.server
+def test_a_server_that_takes_one_prompt_keeps_one_request_per_prefix(llama_server):
+    """llama-cpp-python's server takes one prompt per request: its preset sends one per prefix, and
+    batch_continuations on it is an error that names the option."""
+    backend, transport = counted_backend("llama-cpp-python", llama_server.url, api_key=KEY)
+    result = build_metric("geval", {**GEVAL, "score_range": [0, 10]}).measure(CASE, backend)
+    assert result.error is None and result.details["covered_mass"] > 0
+    prompts = [body["prompt"] for body in transport.posts]
+    assert all(isinstance(prompt, str) for prompt in prompts) and len(set(prompts)) == len(prompts) > 3
+    backend.close()
+    batched, _ = counted_backend("llama-cpp-python", llama_server.url, api_key=KEY, batch_continuations=True)
+    with pytest.raises(BackendError, match="prompts were sent in one request .*set batch_continuations = false"):
+        batched.candidate_distribution(SCORE)
+    batched.close()
 
 
 # -- Ollama: the stand-in --------------------------------------------------------------

@@ -81,7 +81,8 @@ def render_prompt(chat_format: JinjaChatFormat, messages: tuple[Message, ...], p
         raise BackendError(f"{where} cannot render these messages: {err}") from err
 
 
-def completion_body(model: str, prompt: str, top_logprobs: int) -> dict[str, Any]:
-    """One greedy token after ``prompt``, with the top alternatives at its position."""
+def completion_body(model: str, prompt: str | list[str], top_logprobs: int) -> dict[str, Any]:
+    """One greedy token after ``prompt``, with the top alternatives at its position; after each
+    of several prompts, one choice each, where the server takes a list (llama-server)."""
     return {"model": model, "prompt": prompt, "max_tokens": 1, "temperature": 0.0, "seed": 0,
             "logprobs": top_logprobs}

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from localeval.backends.base import (
     Backend,
@@ -53,6 +53,7 @@ from localeval.backends.http import HTTP_EXTRAS, BaseUrls, HttpClient, HttpOptio
 from localeval.backends.kind import BackendKind, BuildContext
 from localeval.backends.openai_shapes import (
     chat_tokens,
+    choices_in_order,
     completion_tokens,
     rejects_json_schema,
     reply_usage,
@@ -111,6 +112,21 @@ class OpenAICompatOptions(HttpOptions, BackendOptions):
         description="llama.cpp's llama-server: a whole-answer score's continuation requests send cache_prompt "
         "true, so each reads one token on the prompt the score's first request read, not the whole prompt again.",
     )
+    batch_continuations: bool = Field(
+        False,
+        description="completion prefill, a server that takes a list of prompts (llama-server): a whole-answer "
+        "score's continuations of one depth of the candidate trie go in one request (3 per 0-10 score instead "
+        "of 23). The same numbers as one request each on a server of one slot, not on several "
+        "(docs/http-backends.md).",
+    )
+
+    @field_validator("batch_continuations")
+    @classmethod
+    def _needs_raw_prompts(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and info.data.get("prefill") != "completion":
+            raise ValueError("needs prefill = 'completion': prompts go in a list to /completions, "
+                             "a chat request holds one conversation")
+        return value
 
 
 class OpenAICompatBackend:
@@ -224,8 +240,14 @@ class OpenAICompatBackend:
             usages.append(usage)
             return tokens
 
+        def first_tokens(prefixes: Sequence[str], seed: int) -> list[ScoredToken | None]:
+            tokens, usage = self._first_tokens(request, [request.prefill + p for p in prefixes], seed)
+            usages.append(usage)
+            return tokens
+
+        batched = first_tokens if self.options.batch_continuations else None
         distribution, _ = whole_answer_distribution(request.candidates, first_token, self.options.top_logprobs,
-                                                    self._http.base_url)
+                                                    self._http.base_url, first_tokens=batched)
         return DistributionReply(distribution=distribution, usage=summed(usages))
 
     def _chat_distribution(self, request: DistributionRequest, mode: PrefillMode) -> DistributionReply:
@@ -274,6 +296,26 @@ class OpenAICompatBackend:
         reply = self._post(body)
         choice = self._choice(reply)
         return self._first_or_stop(chat_tokens(choice), choice), reply_usage(reply)
+
+    def _first_tokens(
+        self, request: DistributionRequest, prefills: list[str], seed: int
+    ) -> tuple[list[ScoredToken | None], Usage]:
+        """:meth:`_first_token` after each of ``prefills`` (continuations), in one ``/completions``
+        request with a list of prompts (``batch_continuations``)."""
+        chat = self._format
+        if chat is None:  # the options refuse batch_continuations without the completion prefill
+            raise BackendError("batch_continuations needs the completion prefill")
+        prompts = [render_prompt(chat, request.messages, prefill) for prefill in prefills]
+        reuse = {"cache_prompt": True} if self.options.reuse_score_prompt else {}
+        body = {**completion_body(self.model, prompts, self.options.top_logprobs),
+                "temperature": READ_TEMPERATURE, "seed": seed, **reuse}
+        try:
+            reply = self._post(body, path="/completions")
+        except HttpStatusError as err:
+            raise BackendError(f"{err}; {len(prompts)} prompts were sent in one request (batch_continuations): "
+                               "a server that takes one prompt only fails so; set batch_continuations = false") from err
+        choices = choices_in_order(reply, len(prompts))
+        return [self._first_or_stop(completion_tokens(choice), choice) for choice in choices], reply_usage(reply)
 
     def _first_or_stop(self, tokens: list[ScoredToken] | None, choice: dict[str, Any]) -> ScoredToken | None:
         """The first token; None when the server stopped before writing one (no alternatives then)."""
@@ -346,6 +388,8 @@ class OpenAICompatBackend:
                 **template,
                 # Only when on: the keys of caches filled before the option existed stay valid.
                 **({"reuse_score_prompt": True} if self.options.reuse_score_prompt else {}),
+                # Batched, the numbers depend on the server's slots (docs/http-backends.md).
+                **({"continuations": "batched", "slots": _slots(props)} if self.options.batch_continuations else {}),
             },
         )
 
@@ -418,6 +462,12 @@ class OpenAICompatBackend:
         if not isinstance(text, str):
             raise BackendError(f"{self._http.shown_url}: the reply has no message content: {self._http.excerpt(str(choice))!r}")
         return TextReply(text=text, finish_reason=str(choice.get("finish_reason") or "stop"), usage=reply_usage(reply))
+
+
+def _slots(props: Any) -> int | None:
+    """How many requests llama-server reads at once (``total_slots`` in ``/props``); None if unknown."""
+    slots = props.get("total_slots") if isinstance(props, dict) else None
+    return slots if isinstance(slots, int) else None
 
 
 def build(options: OpenAICompatOptions, context: BuildContext, *, api_key: str | None = None,

@@ -7,6 +7,7 @@ from typing import Any
 from localeval.backends.base import Usage
 from localeval.backends.http import HttpStatusError
 from localeval.backends.scan import ScoredToken
+from localeval.errors import BackendError
 
 
 def response_format(dialect: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -61,6 +62,24 @@ def completion_tokens(choice: dict[str, Any]) -> list[ScoredToken] | None:
                                "top_logprobs": [{"token": t, "logprob": v} for t, v in (top or {}).items()]})
         for text, value, top in zip(texts, values, tops)
     ]
+
+
+def choices_in_order(reply: Any, count: int) -> list[dict[str, Any]]:
+    """The ``count`` choices of a reply to as many prompts sent as a list, ordered by ``index``.
+
+    :class:`BackendError` when there are not exactly one for each prompt: a server that
+    takes one prompt only would otherwise be read as if it had answered them all.
+    """
+    choices = reply.get("choices") if isinstance(reply, dict) else None
+    listed = [c for c in choices if isinstance(c, dict)] if isinstance(choices, list) else []
+    indexed = {c.get("index"): c for c in listed}
+    if len(listed) != count or set(indexed) != set(range(count)):
+        raise BackendError(
+            f"{count} prompts were sent in one request and the reply has {len(listed)} choices, indexed "
+            f"{[c.get('index') for c in listed][:10]}: this server does not take a list of prompts; "
+            "set batch_continuations = false"
+        )
+    return [indexed[index] for index in range(count)]
 
 
 def reply_usage(reply: dict[str, Any]) -> Usage:

@@ -25,7 +25,8 @@ In the ``continue`` and ``completion`` modes the score position is the first
 token after the prefill, and any text can be appended to the prefill: each
 candidate's probability is that of the *whole* answer, read as the in-process
 backend reads it (:func:`whole_answer_distribution`, one continuation request
-per prefix a candidate needs). In ``grammar`` and ``instruction`` modes the
+per prefix a candidate needs, or per depth of them where the server takes a list
+of prompts: ``batch_continuations``). In ``grammar`` and ``instruction`` modes the
 model, not the client, writes the prefill, so nothing can be appended: one
 position is read, candidates must be single characters, and each probability is
 that the reply *starts with* the candidate.
@@ -142,10 +143,17 @@ def listed_tokens(token: ScoredToken, k: int) -> ListedTokens:
     return ListedTokens.summed(sorted(token.top, key=lambda pair: -pair[1])[:k])
 
 
+#: ``first_tokens(prefixes, seed)``: :func:`whole_answer_distribution`'s ``first_token`` for several
+#: prefixes in one request (a server that takes an array of prompts), in their order.
+FirstTokens = Callable[[Sequence[str], int], Sequence[ScoredToken | None]]
+
+
 def whole_answer_distribution(
-    candidates: Sequence[str], first_token: Callable[[str, int], ScoredToken | None], k: int, endpoint: str
+    candidates: Sequence[str], first_token: Callable[[str, int], ScoredToken | None], k: int, endpoint: str,
+    *, first_tokens: FirstTokens | None = None,
 ) -> tuple[CandidateDistribution, int]:
-    """Whole-answer probabilities read through continuation requests; and how many were made.
+    """Whole-answer probabilities read through continuation requests; and how many gave
+    alternatives (a try where the server stopped at once is not counted).
 
     ``first_token(prefix, seed)`` asks the server for one token after the
     prefill with ``prefix`` appended ("" for the score position), drawn at
@@ -158,29 +166,94 @@ def whole_answer_distribution(
     ``unlisted_mass`` says how much it added). The requests go to ``endpoint`` back to
     back, the score position's first, nothing else from this process in between
     (:mod:`localeval.backends.sequence`).
+
+    ``first_tokens``, where given, reads the continuations one depth of the trie
+    at a time, each depth in one request (each prefix that writes a candidate
+    with its "." child: ``read_ahead``); the score position is still read alone,
+    by ``first_token``. Prefixes where the server stopped are asked again, together,
+    with the next seed.
     """
     asked: list[ScoredToken] = []
+    read: list[str] = []  # the continuations read
+    requests = 0
 
     def after(prefix: str) -> ListedTokens:
+        nonlocal requests
         for seed in READ_SEEDS:
             token = first_token(prefix, seed)
             if token is not None:
+                requests += 1
                 asked.append(token)
                 return listed_tokens(token, k)
-        raise BackendError(
-            f"the server stopped at once {len(READ_SEEDS)} times after the prefill + {prefix!r} "
-            "and listed no alternatives there"
-        )
+        raise _stopped(prefix)
+
+    def by_depth(prefixes: Sequence[str]) -> list[ListedTokens]:
+        nonlocal requests
+        if first_tokens is None or list(prefixes) == [""]:
+            return [after(prefix) for prefix in prefixes]
+        found: dict[str, ScoredToken] = {}
+        pending = list(prefixes)
+        for seed in READ_SEEDS:
+            sent = with_parents(pending, [*read, *prefixes])  # a retry's parents may be of this depth
+            tokens = first_tokens(sent, seed)
+            if len(tokens) != len(sent):
+                raise BackendError(f"the server answered {len(tokens)} of the {len(sent)} prompts sent together")
+            requests += any(token is not None for token in tokens)
+            found.update((prefix, token) for prefix, token in zip(sent, tokens, strict=True)
+                         if token is not None and prefix in pending)
+            pending = [prefix for prefix in pending if prefix not in found]
+            if not pending:
+                read.extend(prefixes)
+                asked.extend(found[prefix] for prefix in prefixes)
+                return [listed_tokens(found[prefix], k) for prefix in prefixes]
+        raise _stopped(pending[0])
 
     with endpoint_order(endpoint).exclusive():
-        whole = read_whole_answers(candidates, after)
+        if first_tokens is None:
+            whole = read_whole_answers(candidates, after)
+        else:
+            whole = read_whole_answers(candidates, after, by_depth=by_depth, read_ahead=True)
     if all(v == -math.inf for v in whole.logprobs.values()):
         seen = [text for text, _ in sorted(asked[0].top, key=lambda kv: -kv[1])][:10]
         raise BackendError(
             f"none of the candidates {list(candidates)} is among the top {len(asked[0].top)} tokens at "
             f"the score position, or none of them ends there; the top ones were {seen}"
         )
-    return whole.distribution(), len(asked)
+    return whole.distribution(), requests
+
+
+def with_parents(prefixes: Sequence[str], read: Sequence[str]) -> list[str]:
+    """``prefixes`` in order, each right after its parent, itself after its own, and so on up to
+    the first ancestor that the prompt before it extends (the ancestors: the prefixes of ``read``
+    and of those before it, longest first).
+
+    A server that reads a list of prompts in order on one KV cache, each on the part it shares
+    with the one before (llama-server, one slot, ``cache_prompt``), then reads each prefix as one
+    token on its parent, as one request per prefix in preorder does. Without its parent again,
+    "10" read after "9." would be two tokens read in one batch, whose logits differ (by 4e-4 in a
+    0-10 score: docs/http-backends.md). An ancestor's reply is read for nothing: one one-token
+    pass each, a few per depth.
+    """
+    known = ["", *read]
+    sent: list[str] = []
+    for prefix in prefixes:
+        chain: list[str] = []
+        ancestor = prefix
+        while True:
+            ancestor = max((p for p in known if ancestor.startswith(p) and p != ancestor), key=len)
+            if not ancestor or (sent and sent[-1].startswith(ancestor)):
+                break
+            chain.append(ancestor)
+        sent += [*reversed(chain), prefix]
+        known.append(prefix)
+    return sent
+
+
+def _stopped(prefix: str) -> BackendError:
+    return BackendError(
+        f"the server stopped at once {len(READ_SEEDS)} times after the prefill + {prefix!r} "
+        "and listed no alternatives there"
+    )
 
 
 def score_position(tokens: Sequence[ScoredToken], prefill: str, preceding: str = "") -> int | None:
