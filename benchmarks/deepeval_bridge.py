@@ -8,7 +8,8 @@ how to make it). For each model: starts llama-cpp-python's server on 127.0.0.1 (
 benchmarks/speed does), then judges the first N cases of benchmarks/speed's QAGS set with deepeval's
 ``GEval`` (SummEval's consistency steps on the article and summary), ``FaithfulnessMetric`` (the summary
 against the article's chunks) and ``AnswerRelevancyMetric``, deepeval's defaults otherwise (reasons on,
-``async_mode=True``), fresh metric objects for each case, with each system in turn:
+``async_mode=True``), fresh metric objects for each case, case by case and on each case each system in turn
+(a run cut short compares the systems on the same cases):
 
 * ``bridge``: ``LocalevalModel`` on in-process llama.cpp (one thread), on a fresh cache;
 * ``bridge-http``: ``LocalevalModel`` on the same server (localeval's ``llama-cpp-python`` kind), fresh cache;
@@ -16,9 +17,11 @@ against the article's chunks) and ``AnswerRelevancyMetric``, deepeval's defaults
 
 Prints one table row per model, system and metric: scored results, errors by kind (deepeval's "invalid
 JSON", a reply of the wrong shape: pydantic's ValidationError or a missing key, any other), the G-Eval scores
-weighted by log-probabilities, seconds. ``--out`` writes every result with its error text. deepeval's
-telemetry is off (this script sets ``DEEPEVAL_TELEMETRY_OPT_OUT`` before importing it) and it runs in a
-scratch directory (deepeval may write ``./.deepeval``).
+weighted by log-probabilities, seconds. ``--out`` writes every result with its error text, rewritten after
+each one; ``--table FILE`` prints the table of such a file. deepeval's own per-call timeout (about 89 s by
+default) applies to ``LocalModel`` unless ``DEEPEVAL_DISABLE_TIMEOUTS=1`` is set; a call it cuts off is an
+"other" error. deepeval's telemetry is off (this script sets ``DEEPEVAL_TELEMETRY_OPT_OUT`` before importing
+it) and it runs in a scratch directory (deepeval may write ``./.deepeval``).
 """
 
 from __future__ import annotations
@@ -119,47 +122,51 @@ def judges(model_name: str, server: LlamaServer | None, scratch: Path) -> dict[s
     }
 
 
-def run_model(model_name: str, systems: list[str], cases: list[dict[str, Any]], scratch: Path) -> list[dict[str, Any]]:
-    """Every system on every case and metric with one judge model; the server stopped whatever happens."""
+def run_model(model_name: str, systems: list[str], cases: list[dict[str, Any]], scratch: Path,
+              out: Path | None, records: list[dict[str, Any]]) -> None:
+    """Every system on every case and metric with one judge model, case by case (a run cut short stays
+    balanced); each result appended to ``records`` (and written to ``out``) as it comes; the server stopped
+    whatever happens."""
     _, path = ModelCatalog.from_environ(Paths.from_environ(os.environ).home, os.environ).resolve(model_name)
     server = LlamaServer(path, scratch / f"server-{model_name}.log", threads=1) if {"bridge-http", "localmodel"} & set(
         systems) else None
-    records: list[dict[str, Any]] = []
     try:
         if server:
             server.start()
         makers = judges(model_name, server, scratch)
-        for system in systems:
-            model = makers[system]()
-            counter = WeightedCount(model) if system != "localmodel" else None
-            for case in cases:
+        models = {system: makers[system]() for system in systems}
+        counters = {system: WeightedCount(models[system]) for system in systems if system != "localmodel"}
+        for case in cases:
+            for system in systems:
                 for name in METRICS:
-                    record = measure(name, model, case)
-                    records.append({"model": model_name, "system": system, **record})
-                    print(json.dumps({k: records[-1][k] for k in ("model", "system", "metric", "case", "score",
-                                                                   "kind", "seconds")}), flush=True)
-            records.append({"model": model_name, "system": system, "weighted_gevals": counter.count if counter else 0})
-            close_judges()
+                    before = counters[system].count if system in counters else 0
+                    record = {"model": model_name, "system": system, **measure(name, models[system], case)}
+                    if name == "geval":
+                        record["from_logprobs"] = (counters[system].count - before) > 0 if system in counters else False
+                    records.append(record)
+                    print(json.dumps({k: record[k] for k in ("model", "system", "metric", "case", "score", "kind",
+                                                              "seconds")} | {"error": (record["error"] or "")[:200]}),
+                          flush=True)
+                    if out:
+                        out.write_text(json.dumps(records, indent=1))
+        close_judges()
     finally:
         if server:
             server.stop()
-    return records
 
 
 def table(records: list[dict[str, Any]]) -> str:
     """The markdown table: one row per model, system and metric."""
     lines = ["| model | system | metric | scored | invalid JSON | wrong shape | other errors | G-Eval from "
              "log-probs | median s | total s |", "|---|---|---|---|---|---|---|---|---|---|"]
-    weighted = {(r["model"], r["system"]): r["weighted_gevals"] for r in records if "weighted_gevals" in r}
-    results = [r for r in records if "metric" in r]
-    for model, system in weighted:
+    for model, system in dict.fromkeys((r["model"], r["system"]) for r in records):
         for name in METRICS:
-            rows = [r for r in results if (r["model"], r["system"], r["metric"]) == (model, system, name)]
+            rows = [r for r in records if (r["model"], r["system"], r["metric"]) == (model, system, name)]
             if not rows:
                 continue
             kinds = [sum(r["kind"] == kind for r in rows) for kind in ERROR_KINDS]
             seconds = [r["seconds"] for r in rows]
-            logprobs = f"{weighted[model, system]}/{len(rows)}" if name == "geval" else "–"
+            logprobs = f"{sum(r['from_logprobs'] for r in rows)}/{len(rows)}" if name == "geval" else "–"
             lines.append(f"| {model} | {system} | {name} | {sum(r['error'] is None for r in rows)}/{len(rows)} | "
                          + " | ".join(str(k) for k in kinds)
                          + f" | {logprobs} | {statistics.median(seconds):.1f} | {sum(seconds):.1f} |")
@@ -171,8 +178,12 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=4)
     parser.add_argument("--models", default="smollm2-135m-instruct", help="comma-separated localeval model names")
     parser.add_argument("--systems", default=",".join(SYSTEMS), help=f"a subset of {','.join(SYSTEMS)}")
-    parser.add_argument("--out", type=Path, help="write every result (with its error text) here as JSON")
+    parser.add_argument("--out", type=Path, help="write every result (with its error text) here as JSON, as it comes")
+    parser.add_argument("--table", type=Path, help="only print the table of a file --out wrote (a run cut short)")
     args = parser.parse_args()
+    if args.table:
+        print(table(json.loads(args.table.read_text())))
+        return
     systems = args.systems.split(",")
     if unknown := set(systems) - set(SYSTEMS):
         parser.error(f"unknown systems: {', '.join(sorted(unknown))}")
@@ -183,11 +194,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="deepeval-bridge-") as folder:
         os.chdir(folder)  # deepeval may write ./.deepeval
         for model_name in args.models.split(","):
-            records += run_model(model_name, systems, cases, Path(folder))
+            run_model(model_name, systems, cases, Path(folder), out, records)
     print(f"\n{args.cases} cases, {time.perf_counter() - started:.0f} s in all\n")
     print(table(records))
-    if out:
-        out.write_text(json.dumps(records, indent=1))
 
 
 if __name__ == "__main__":
