@@ -151,6 +151,10 @@ def instrument(clock: Clock) -> None:
             return original_completion(llm, *args, **kwargs)
 
     llama_cpp.Llama.create_completion = completion  # type: ignore[method-assign,assignment]
+    with contextlib.suppress(ImportError):  # greedy JSON writing, in a tree that has it (#28 item 5)
+        from localeval.backends import greedy
+
+        clock.wrap(greedy, "write_greedy", lambda *args, **kwargs: f"{clock.kind}/generation")
 
 
 def realigned(clock: Clock, backend: Any) -> None:

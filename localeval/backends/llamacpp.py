@@ -52,6 +52,8 @@ from localeval.errors import BackendError, BackendUnavailable, CandidateError
 if TYPE_CHECKING:
     import numpy as np
 
+    from localeval.backends.greedy import Written
+
 
 def _path_text(value: Any) -> Any:
     return os.fspath(value) if isinstance(value, os.PathLike) else value
@@ -277,22 +279,36 @@ class LlamaCppBackend:
         tokens = self._prompt_tokens(self._format.render(request.messages), request.max_tokens)
         with self._lock:
             self._read_prompt(tokens)  # aligned, so generation continues from an exact KV state
-            out = self._llm.create_completion(
-                prompt=tokens,
-                grammar=self._grammar(schema),
-                max_tokens=request.max_tokens,
-                temperature=request.temperature,
-                seed=request.seed,
-                # Sample from the model's full distribution (within the grammar):
-                # no top-k/top-p/min-p truncation, no repetition penalty.
-                top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
-            )
-        choice = out["choices"][0]  # type: ignore[index]
-        usage = Usage(
-            prompt_tokens=out["usage"]["prompt_tokens"],  # type: ignore[index]
-            completion_tokens=out["usage"]["completion_tokens"],  # type: ignore[index]
+            written = self._write_json(tokens, self._grammar(schema), request)
+        usage = Usage(prompt_tokens=len(tokens), completion_tokens=written.completion_tokens)
+        return checked_reply(written.text, schema, written.finish_reason, usage, request.max_tokens)
+
+    def _write_json(self, tokens: list[int], grammar: Any, request: JsonRequest) -> Written:
+        """The reply after ``tokens`` (read last) under ``grammar``: greedy asks the grammar about the
+        most likely token first (:mod:`~localeval.backends.greedy`), the same tokens create_completion writes."""
+        if request.temperature == 0.0:
+            from localeval.backends.greedy import write_greedy
+
+            return write_greedy(self._llm, grammar, tokens, request.max_tokens, request.seed)
+        return self._completion(tokens, grammar, request)
+
+    def _completion(self, tokens: list[int], grammar: Any, request: JsonRequest) -> Written:
+        """llama-cpp-python's create_completion under ``grammar``: sampling, and the reference for greedy."""
+        from localeval.backends.greedy import Written
+
+        out = self._llm.create_completion(
+            prompt=tokens,
+            grammar=grammar,
+            max_tokens=request.max_tokens,
+            temperature=request.temperature,
+            seed=request.seed,
+            # Sample from the model's full distribution (within the grammar):
+            # no top-k/top-p/min-p truncation, no repetition penalty.
+            top_k=0, top_p=1.0, min_p=0.0, repeat_penalty=1.0,
         )
-        return checked_reply(choice["text"], schema, choice["finish_reason"] or "stop", usage, request.max_tokens)
+        choice = out["choices"][0]  # type: ignore[index]
+        return Written(choice["text"], choice["finish_reason"] or "stop",
+                       out["usage"]["completion_tokens"])  # type: ignore[index]
 
     def _grammar(self, schema: dict[str, Any]) -> Any:
         key = json.dumps(schema, sort_keys=True)
