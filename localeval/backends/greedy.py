@@ -18,7 +18,7 @@ leaves it (the last token written, or the end-of-generation token, unread); a to
 in an unfinished UTF-8 character does not count against ``max_tokens`` yet; the seed set as it
 sets it.
 
-llama.cpp's library and numpy are imported here: import this module where a reply is written.
+llama.cpp's library and numpy are imported inside the functions, as in every backend module.
 """
 
 from __future__ import annotations
@@ -29,12 +29,10 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-import llama_cpp
-import numpy as np
-
 from localeval.errors import BackendError
 
 if TYPE_CHECKING:
+    import llama_cpp
     from llama_cpp.llama_grammar import LlamaGrammar
 
 
@@ -52,6 +50,8 @@ class GrammarGreedy:
     """The grammar and greedy as one llama.cpp sampler chain, and the grammar alone on one token."""
 
     def __init__(self, llm: llama_cpp.Llama, grammar: LlamaGrammar) -> None:
+        import llama_cpp
+
         self._llm = llm
         self._chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         vocab = llama_cpp.llama_model_get_vocab(llm.model)
@@ -69,6 +69,9 @@ class GrammarGreedy:
 
     def next_token(self) -> int:
         """The most likely token the grammar allows after the last token read; the grammar takes it."""
+        import llama_cpp
+        import numpy as np
+
         pointer = llama_cpp.llama_get_logits_ith(self._llm.ctx, -1)
         token = int(np.ctypeslib.as_array(pointer, shape=(self._llm.n_vocab(),)).argmax())
         self._one.id, self._one.logit, self._one.p = llama_cpp.llama_token(token), 0.0, 0.0
@@ -80,6 +83,8 @@ class GrammarGreedy:
         return token
 
     def close(self) -> None:
+        import llama_cpp
+
         llama_cpp.llama_sampler_free(self._chain)
 
 
@@ -89,6 +94,8 @@ def write_greedy(llm: llama_cpp.Llama, grammar: LlamaGrammar, prompt: list[int],
 
     ``max_tokens`` is positive (a :class:`~localeval.backends.base.JsonRequest`'s).
     """
+    import llama_cpp
+
     # create_completion's seed: unused by greedy, but the next seedless sampling starts from it.
     llm.set_seed(seed if seed is not None else random.Random(llm._seed).randint(0, 2**32))
     max_tokens = min(max_tokens, llm.n_ctx() - len(prompt))  # as create_completion caps it
