@@ -8,12 +8,14 @@ import json
 import math
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from command_line import localeval
 from scripted import ScriptedBackend
 
 from localeval import GEval, TestCase, aevaluate, evaluate, runs
+from localeval.api import evaluation
 from localeval.backends.base import DistributionReply, DistributionRequest
 from localeval.cli.runs import load_report
 from localeval.data.dataset import Dataset
@@ -250,6 +252,33 @@ def test_cancelling_aevaluate_stops_after_the_call_in_flight_and_keeps_it(homes:
     rest = judge(2)
     report = evaluate(cases(), METRICS, rest, cache=False, resume=homes / "run")
     assert len(rest.requests) == 2 and scores(report) == [[1.0, 0.55], [0.0, 0.55], [0.0, 0.55]]
+
+
+def test_cancelling_aevaluate_while_its_judges_load_leaves_no_run_behind(
+        homes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    loading, loaded = threading.Event(), threading.Event()
+    real_load = evaluation.load_judges
+
+    def slow_load(*args: Any, **kwargs: Any) -> Any:  # a model that takes a while to load
+        loading.set()
+        assert loaded.wait(30), "the test never let the load finish"
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(evaluation, "load_judges", slow_load)
+    held = Held(3)
+    held.go.set()
+
+    async def main() -> None:
+        run = asyncio.create_task(aevaluate(cases(), METRICS, held, cache=False, run_dir=homes / "run"))
+        await asyncio.to_thread(loading.wait, 30)
+        run.cancel()
+        await asyncio.sleep(0)
+        loaded.set()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(main())
+    assert held.requests == [] and not (homes / "run").exists()
 
 
 # --- bad input ---------------------------------------------------------------------------------

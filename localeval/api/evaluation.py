@@ -38,7 +38,7 @@ from localeval.backends.base import Backend, JudgeUsage
 from localeval.data.case import Case
 from localeval.data.dataset import Dataset, DatasetSource
 from localeval.data.results import RunReport
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, LocalevalError
 from localeval.metaeval.check import CheckStore
 from localeval.metaeval.trust import assess, calibrated, judge_fingerprints, markup_notes
 from localeval.metrics.base import Metric
@@ -113,6 +113,7 @@ def evaluate(
         default, named = load_judges(judge, judges or {}, metrics, cache_config(cache), paths, stack, console)
         fingerprints = judge_fingerprints(default, named)
         metrics = calibrated(metrics, fingerprints, CheckStore(paths.judge_checks))  # before any judge call
+        _stop_if_cancelled()  # aevaluate cancelled while the judges loaded: no run begun, none left behind
         if journal is not None:
             check_same_judges(journal, metrics, fingerprints)
         elif saved:  # only now: a judge that cannot load leaves no run behind
@@ -158,6 +159,16 @@ def _engine_options(options: RunOptions | None, dataset: Dataset, metrics: list[
     if stop is None:
         return options
     return dataclasses.replace(options, executor=Stoppable(options.executor or ThreadExecutor(options.workers), stop))
+
+
+class Cancelled(LocalevalError):
+    """:func:`aevaluate` was cancelled before its run began (while its judges loaded): nothing was judged."""
+
+
+def _stop_if_cancelled() -> None:
+    stop = _STOP.get()
+    if stop is not None and stop.is_set():
+        raise Cancelled("cancelled while the judges loaded: no run was started")
 
 
 @dataclasses.dataclass(frozen=True)
