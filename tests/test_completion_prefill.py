@@ -175,3 +175,33 @@ def test_the_llama_server_preset_reuses_a_scores_prompt_and_nothing_else():
 def test_completion_tokens_reads_both_shapes(logprobs, expected):
     tokens = completion_tokens({"text": "4", "logprobs": logprobs})
     assert (None if tokens is None else [(t.text, t.logprob, t.top) for t in tokens]) == expected
+
+
+@pytest.mark.model
+def test_a_gguf_files_template_renders_the_score_prompt_as_a_server_running_it_does(default_model):
+    """llama-cpp-python's server renders a chat with the template the GGUF carries (SmolLM2's and Qwen's add a
+    system line to a chat that has none, which plain ChatML lacks): chat_template = the .gguf reads the same."""
+    from llama_cpp import Llama
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    from localeval.backends.completions import completion_chat_format
+
+    _, path = default_model
+    model = Llama(str(path), vocab_only=True, verbose=False)
+    eos = model.detokenize([model.token_eos()], special=True).decode()
+    served = Jinja2ChatFormatter(model.metadata["tokenizer.chat_template"], eos_token=eos, bos_token="")
+    messages = (Message(role="user", content="Rate the answer."),)
+    server_prompt = served(messages=[{"role": "user", "content": "Rate the answer."}]).prompt
+    ours = completion_chat_format(str(path), None, "llama-cpp-python").render(messages, "Score: ")
+    assert str(ours) == server_prompt + "Score: "
+    assert "SmolLM" in server_prompt and str(JinjaChatFormat(CHATML).render(messages, "Score: ")) != str(ours)
+
+
+@pytest.mark.parametrize(("name", "message"), [("missing.gguf", "no such model file"),
+                                               ("not-a-model.gguf", ".*is not a GGUF model file")])
+def test_a_chat_template_gguf_that_cannot_be_read_is_one_line(tmp_path, name, message):
+    from localeval.backends.completions import completion_chat_format
+
+    (tmp_path / "not-a-model.gguf").write_bytes(b"not a gguf")
+    with pytest.raises(ConfigError, match=f"chat_template: {message}"):
+        completion_chat_format(str(tmp_path / name), None, "llama-cpp-python")

@@ -35,8 +35,9 @@ from localeval.errors import BackendError, ConfigError
 def completion_chat_format(option: str | None, props: Any, backend: str) -> JinjaChatFormat:
     """The chat template for the ``completion`` prefill.
 
-    ``option`` is ``"chatml"`` or the path of a Jinja template file; None takes
-    the template the server reports in ``GET /props`` (llama.cpp's llama-server).
+    ``option`` is ``"chatml"``, the path of a Jinja template file, or the path of the
+    served model's GGUF file (its embedded template); None takes the template the server
+    reports in ``GET /props`` (llama.cpp's llama-server).
     """
     if option == "chatml":
         return JinjaChatFormat(CHATML)
@@ -53,11 +54,35 @@ def completion_chat_format(option: str | None, props: Any, backend: str) -> Jinj
 
 
 def _template_file(path: Path, backend: str) -> JinjaChatFormat:
+    if path.suffix == ".gguf":
+        return _gguf_template(path, backend)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ConfigError(f"{backend} backend option chat_template: cannot read {path}: {err.strerror}") from err
     return _compiled(text, "", backend, str(path))
+
+
+def _gguf_template(path: Path, backend: str) -> JinjaChatFormat:
+    """The template a GGUF model file carries, as a server running that file renders it (default lines
+    included, such as the system line Qwen's and SmolLM2's add to a chat that has none)."""
+    where = f"{backend} backend option chat_template"
+    if not path.is_file():
+        raise ConfigError(f"{where}: no such model file: {path}")
+    with path.open("rb") as file:
+        if file.read(4) != b"GGUF":
+            raise ConfigError(f"{where}: {path} is not a GGUF model file")
+    from llama_cpp import Llama
+
+    try:
+        model = Llama(str(path), vocab_only=True, verbose=False)
+    except ValueError as err:
+        raise ConfigError(f"{where}: llama.cpp cannot read {path}: {err}") from err
+    template = model.metadata.get("tokenizer.chat_template")
+    if not template:
+        raise ConfigError(f"{where}: {path} carries no chat template; give a Jinja template file or 'chatml'")
+    eos = model.detokenize([model.token_eos()], special=True).decode("utf-8", errors="replace")
+    return _compiled(template, eos, backend, str(path))
 
 
 def _compiled(template: str, eos_token: str, backend: str, where: str) -> JinjaChatFormat:

@@ -102,7 +102,8 @@ class OpenAICompatOptions(HttpOptions, BackendOptions):
     )
     max_items: int = Field(DEFAULT_MAX_ITEMS, ge=1, description="maxItems for unbounded arrays.")
     chat_template: str | None = Field(
-        None, description="completion prefill: 'chatml' or the model's Jinja template file; None: the server's."
+        None, description="completion prefill: 'chatml', the model's Jinja template file, or its .gguf file (the "
+                          "template it carries); None: the server's."
     )
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Server-specific fields added to every generation request."
