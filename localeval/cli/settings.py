@@ -17,7 +17,8 @@ from localeval.backends.llamacpp import LlamaCppOptions
 from localeval.backends.options import BackendOptions
 from localeval.backends.registry import backend_kind, parse_backend
 from localeval.config import CacheConfig, ReportConfig, RunConfig
-from localeval.errors import ConfigError, first_problem
+from localeval.data.strict_json import json_document
+from localeval.errors import ConfigError, DatasetError, first_problem
 from localeval.metaeval.evaluation import JudgmentSpec
 from localeval.plugins import load_plugins
 
@@ -258,7 +259,7 @@ def meta_eval_settings_from_cli(
         data=data,
         metric=metric,
         options={
-            k: _option_value(v)
+            k: _option_value(v, k)
             for k, v in _pairs(metric_options or [], "--metric-option", "KEY=VALUE").items()
         },
         methods=list(methods or []),
@@ -278,13 +279,18 @@ def _pairs(pairs: list[str], option: str, shape: str) -> dict[str, str]:
         key, sep, value = pair.partition("=")
         if not sep or not key or not value:
             raise ConfigError(f"{option} takes {shape}, got {pair!r}")
+        if key in mapping:
+            raise ConfigError(f"{option} gives {key} twice: {key}={mapping[key]} and {pair}")
         mapping[key] = value
     return mapping
 
 
-def _option_value(text: str) -> Any:
-    """A metric option's value: JSON where it parses (5, true, [1,3]), else the text itself."""
+def _option_value(text: str, key: str = "") -> Any:
+    """A metric option's value: JSON where it parses (5, true, [1,3]), read as strictly as a file (a key
+    given twice is refused, not its last value taken), else the text itself."""
     try:
-        return json.loads(text)
+        return json_document(text, f"--metric-option {key}".strip())
     except json.JSONDecodeError:
         return text
+    except DatasetError as err:
+        raise ConfigError(str(err)) from None
