@@ -274,7 +274,7 @@ def meta_eval_settings_from_cli(
 
 
 def _pairs(pairs: list[str], option: str, shape: str) -> dict[str, str]:
-    mapping = {}
+    mapping: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key or not value:
