@@ -39,6 +39,20 @@ def test_create_refuses_to_overwrite_a_run(tmp_path) -> None:
         Journal.create(path, HEADER)
 
 
+def test_a_run_being_written_cannot_be_resumed_beside_it_until_it_ends(tmp_path) -> None:
+    path = tmp_path / "journal.jsonl"
+    with Journal.create(path, HEADER) as running:  # a run under way (held as another process would hold it)
+        running.append(0, result(0.25))
+        with pytest.raises(InputError, match="another localeval is running this run now"):
+            Journal.open(path)
+    with Journal.open(path) as resumed:  # it ended: a resume holds it in turn
+        resumed.append(1, result(0.75))
+        with pytest.raises(InputError, match="another localeval is running this run now"):
+            Journal.open(path)
+    with Journal.open(path) as again:
+        assert set(again.done) == {(0, "m"), (1, "m")}
+
+
 def test_a_torn_last_line_is_dropped_and_overwritten(tmp_path) -> None:
     path = tmp_path / "journal.jsonl"
     with Journal.create(path, HEADER) as journal:

@@ -113,6 +113,11 @@ class Journal:
             stream = path.open("wb", buffering=0)
         except OSError as err:
             raise InputError(f"{path}: cannot create the run journal ({err.strerror})") from err
+        try:
+            _hold(stream, path)
+        except InputError:
+            stream.close()
+            raise
         journal = cls(path, header, {}, stream)
         try:
             journal._write(header.model_dump_json())
@@ -127,10 +132,16 @@ class Journal:
         """An existing journal, ready to append to after its last whole line; ``keep_errors``: what
         errored counts as done (else it is left out of ``done`` and ``generated``, to be tried again)."""
         try:
-            data = path.read_bytes()
+            stream = path.open("r+b", buffering=0)
         except OSError as err:
             raise InputError(f"{path}: cannot read the run journal ({err.strerror})") from err
-        header, done, generated, whole = _parse(path, data)
+        try:
+            _hold(stream, path)
+            data = stream.read()
+            header, done, generated, whole = _parse(path, data)
+        except BaseException:
+            stream.close()
+            raise
         # The config's server URLs are recorded with their secrets masked: the config file has them.
         header = header.model_copy(update={"config": with_secrets(header.config, header.config_source, path)})
         retried = 0
@@ -138,7 +149,6 @@ class Journal:
             retried = sum(1 for r in done.values() if r.errored) + sum(1 for g in generated.values() if g.error)
             done = {key: r for key, r in done.items() if not r.errored}
             generated = {key: g for key, g in generated.items() if g.error is None}
-        stream = path.open("r+b", buffering=0)
         stream.truncate(whole)  # drop a torn last line
         stream.seek(whole)
         return cls(path, header, done, stream, generated, retried)
@@ -178,6 +188,20 @@ class Journal:
         while data:  # unbuffered: nothing is left in a buffer to be written at close, after a failure
             data = data[self._stream.write(data) or 0:]
         os.fsync(self._stream.fileno())
+
+
+def _hold(stream: IO[bytes], path: Path) -> None:
+    """Hold the journal for this run alone until ``stream`` closes: a second process that opens it (two
+    ``--resume`` of one run) is refused instead of appending the same results twice. Where the system
+    has no ``flock`` (Windows), nothing is held."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    try:
+        fcntl.flock(stream.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InputError(f"{path}: another localeval is running this run now; resume it once that one ends") from None
 
 
 @dataclass(frozen=True)
