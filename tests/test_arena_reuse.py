@@ -8,6 +8,7 @@ one order, B in the other) and the arena exits 0.
 
 from __future__ import annotations
 
+import fcntl
 import json
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,19 @@ def test_the_runs_arena_metric_and_judge_are_taken_without_config(project: Proje
     assert all("Prefer the output that names the expected city." in a["prompt"] for a in asked)
     report = json.loads((project / "arena" / "report.json").read_text())
     assert list(report["cases"][0]["inputs"]["contestants"].values()) == ["Sydney.", "Canberra."]
+
+
+def test_a_run_still_writing_its_journal_lends_its_settings_and_is_left_as_it_was(project: Project) -> None:
+    v1, v2 = two_runs(project, GEVAL + ARENA)
+    journal = v1 / "journal.jsonl"
+    journal.write_bytes(journal.read_bytes() + b'{"case": 0, "resu')  # a line its run is writing
+    written = journal.read_bytes()
+    with journal.open("rb") as running:
+        fcntl.flock(running.fileno(), fcntl.LOCK_EX)  # held, as a run under way holds it
+        done = project.localeval("arena", str(v1), str(v2), "--run-dir", str(project / "arena"))
+    assert done.returncode == EXIT_OK, done.stderr
+    assert arena_header(project / "arena")["config"]["metrics"][0]["name"] == "better"
+    assert journal.read_bytes() == written  # read only: nothing cut from a journal another run writes
 
 
 def test_the_runs_g_eval_metrics_become_arena_metrics_of_the_same_steps(project: Project) -> None:

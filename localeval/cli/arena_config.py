@@ -22,7 +22,7 @@ from localeval.metrics.arena import NOT_PARAMETERS, Arena
 from localeval.metrics.geval import GEval
 from localeval.paths import Paths
 from localeval.run.folders import PYTHON_SOURCE
-from localeval.run.journal import Journal
+from localeval.run.journal import recorded_header
 
 #: The options of a G-Eval that mean the same in the arena. Left out: its threshold, strict mode
 #: and rubric (a score on its scale, not a preference), its score range and layout, and its prompt
@@ -41,11 +41,11 @@ def run_settings(ref: str, paths: Paths) -> RunConfig:
             where, message = first_problem(err)
             raise InputError(f"run {ref}: its report's config cannot be read ({where}: {message}); "
                              "pass the arena's with --config") from err
-    with Journal.open(folder / JOURNAL) as journal:
-        if journal.header.config_source == PYTHON_SOURCE:  # its judges were Python objects: no config holds them
-            raise ConfigError(f"run {journal.header.run_id} was started from Python: no config holds its judge; "
-                              "pass the arena's with --config")
-        return recorded_config(journal)
+    header = recorded_header(folder / JOURNAL)  # read only: the run may still be writing it
+    if header.config_source == PYTHON_SOURCE:  # its judges were Python objects: no config holds them
+        raise ConfigError(f"run {header.run_id} was started from Python: no config holds its judge; "
+                          "pass the arena's with --config")
+    return recorded_config(header, folder / JOURNAL)
 
 
 def arena_settings(config: RunConfig, run: str) -> tuple[RunConfig, str]:

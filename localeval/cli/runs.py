@@ -20,7 +20,7 @@ from localeval.config import RunConfig
 from localeval.data.results import RunReport
 from localeval.errors import InputError, first_problem
 from localeval.run.folders import PYTHON_SOURCE, create_run, find_run
-from localeval.run.journal import JOURNAL_FILE, Journal
+from localeval.run.journal import JOURNAL_FILE, Journal, JournalHeader
 
 JOURNAL = JOURNAL_FILE
 REPORT = reports.REPORT_FILES["json"]
@@ -56,7 +56,7 @@ def resumed_config(journal: Journal) -> RunConfig:
     if header.config_source == PYTHON_SOURCE:  # its metrics and judges were Python objects: no config holds them
         raise InputError(f"{journal.path}: run {header.run_id} was started from Python; resume it there, "
                          f"with localeval.evaluate(..., resume={header.run_id!r})")
-    config = recorded_config(journal)
+    config = recorded_config(header, journal.path)
     path = config.dataset.path
     if path is None or not path.is_file():
         raise InputError(f"{journal.path}: the run's dataset {path} is gone")
@@ -68,15 +68,15 @@ def resumed_config(journal: Journal) -> RunConfig:
     return config
 
 
-def recorded_config(journal: Journal) -> RunConfig:
-    """The configuration the journal's run started with, as its header records it (server URLs whole)."""
-    header = journal.header
+def recorded_config(header: JournalHeader, path: Path) -> RunConfig:
+    """The configuration the run of the journal at ``path`` started with, as its ``header`` records it
+    (server URLs whole)."""
     try:
         return RunConfig.model_validate({**header.config, "source": header.config_source})
     except ValidationError as err:  # a journal written by another localeval, whose settings differ
         where, message = first_problem(err)
         raise InputError(
-            f"{journal.path}:1: the run's settings cannot be read ({where}: {message}); "
+            f"{path}:1: the run's settings cannot be read ({where}: {message}); "
             "it was started by another version of localeval: start a new run"
         ) from err
 

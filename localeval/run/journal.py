@@ -142,8 +142,7 @@ class Journal:
         except BaseException:
             stream.close()
             raise
-        # The config's server URLs are recorded with their secrets masked: the config file has them.
-        header = header.model_copy(update={"config": with_secrets(header.config, header.config_source, path)})
+        header = _whole_urls(header, path)
         retried = 0
         if not keep_errors:
             retried = sum(1 for r in done.values() if r.errored) + sum(1 for g in generated.values() if g.error)
@@ -224,6 +223,17 @@ def read_journal(path: Path) -> JournalContents:
         raise InputError(f"{path}: cannot read the run journal ({err.strerror})") from err
     header, done, generated, _ = _parse(path, data)
     return JournalContents(header, done, generated)
+
+
+def recorded_header(path: Path) -> JournalHeader:
+    """The header of the journal at ``path``, read only (a run may be writing it: nothing is held or cut),
+    with its server URLs whole, as :meth:`Journal.open` gives it."""
+    return _whole_urls(read_journal(path).header, path)
+
+
+def _whole_urls(header: JournalHeader, path: Path) -> JournalHeader:
+    # The config's server URLs are recorded with their secrets masked: the config file has them.
+    return header.model_copy(update={"config": with_secrets(header.config, header.config_source, path)})
 
 
 def _parse(
