@@ -114,10 +114,13 @@ def _family_trust(family: str, covered: bool, metrics: list[str], check: JudgeCh
 def _better_reading(family: str, check: JudgeCheck | None) -> ReadingHint | None:
     """The family's verdicts read the other way, where the same check found that reading better than chance."""
     twin = other_reading(family)
-    measured = None if twin is None or check is None else check.family(twin[0])
-    if twin is None or measured is None or measured.ordered is None or measured.at_chance or measured.outdated_prompts():
+    if twin is None or check is None:
         return None
-    return ReadingHint(verdict_reading=twin[1], ordered=measured.ordered, pairs=measured.pairs)
+    name, reading = twin
+    measured = check.family(name)
+    if measured is None or measured.ordered is None or measured.at_chance or measured.outdated_prompts():
+        return None
+    return ReadingHint(verdict_reading=reading, ordered=measured.ordered, pairs=measured.pairs)
 
 
 def calibrated(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: CheckStore) -> list[Metric]:
