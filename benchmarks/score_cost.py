@@ -1,6 +1,6 @@
 """What a G-Eval score costs in-process: positions read and seconds per score, per model and range.
 
-    python benchmarks/score_cost.py [--models ...] [--ranges 1-5,0-10,0-100] [--top-logprobs 20] [--ratios]
+    python benchmarks/score_cost.py [--models ...] [--ranges 1-5,0-10,0-100] [--top-logprobs 20] [--ratios | --prune-below 1e-4,1e-3] [--threads N]
 
 The G-Eval test case of tests/test_http_backends.py. ``again``: the same case scored again after
 a warm run (the prompt is in the context; the vocabulary indexed): what the score position and
@@ -13,8 +13,14 @@ on PYTHONPATH (main's has no ``top_logprobs`` option and reads one position per 
 ``--ratios`` (issue 28): the CPU seconds of a new case's score read at a single position (the
 prompt and the score position only, P(starts with c)), with whole answers one token at a time
 (the default), and with whole answers batched (``batch_continuations``), each a median of
-three, and the whole answers' overhead over the single position; one llama.cpp thread. CPU time,
-not wall: on a shared machine waiting for a core does not count (state the load with the numbers).
+three, and the whole answers' overhead over the single position; ``--threads`` llama.cpp threads
+(default 1). CPU time, and wall time beside it: on a shared machine waiting for a core does not count
+in CPU time (state the load with the numbers); with several threads on an idle machine, wall time
+is what a user waits.
+
+``--prune-below T1,T2`` (issue 28): the CPU seconds of a new case's score with every reply prefix read
+and with those below each threshold left out (G-Eval's ``prune_below``), the continuations read, how
+far the scores moved and the bound the results state (``unread_mass / covered_mass``).
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ GEVAL = {"criteria": "The answer is correct and complete.", "include_reason": Fa
          "min_covered_mass": 0.0}
 
 
-def counted(backend: LlamaCppBackend, metric: Metric) -> int:
+def counted(backend: LlamaCppBackend, metric: Metric, case: TestCase = CASE) -> int:
     """Distributions read for one score: the passes after the prompt (the reply's usage), plus the prompt."""
     replies: list[DistributionReply] = []
     judge = backend.candidate_distribution
@@ -54,7 +60,7 @@ def counted(backend: LlamaCppBackend, metric: Metric) -> int:
 
     backend.candidate_distribution = recording  # type: ignore[method-assign]
     try:
-        metric.measure(CASE, backend)
+        metric.measure(case, backend)
     finally:
         del backend.candidate_distribution
     return replies[-1].usage.completion_tokens + 1
@@ -92,23 +98,26 @@ def single_position(backend: LlamaCppBackend, request: DistributionRequest) -> D
     return DistributionReply(distribution=renormalize(logprobs), usage=Usage(prompt_tokens=len(tokens)))
 
 
-def cpu_seconds(metric: Metric, backend: LlamaCppBackend, cases: list[TestCase]) -> float:
-    """The median CPU seconds of one score over ``cases``."""
-    cpu = []
+def cpu_seconds(metric: Metric, backend: LlamaCppBackend, cases: list[TestCase]) -> tuple[float, float]:
+    """The median CPU and wall seconds of one score over ``cases`` (wall: with several threads on an idle
+    machine, the time a user waits; CPU counts every thread)."""
+    cpu, wall = [], []
     for case in cases:
-        start = time.process_time()
+        start, start_wall = time.process_time(), time.perf_counter()
         metric.measure(case, backend)
         cpu.append(time.process_time() - start)
-    return statistics.median(cpu)
+        wall.append(time.perf_counter() - start_wall)
+    return statistics.median(cpu), statistics.median(wall)
 
 
-def ratios(name: str, ranges: list[str]) -> None:
-    """Per range: CPU seconds of a new case's score, single position / one at a time / batched."""
+def ratios(name: str, ranges: list[str], threads: int) -> None:
+    """Per range: CPU (wall) seconds of a new case's score, single position / one at a time / batched."""
     spec, path = ModelCatalog(Paths.from_environ(os.environ).home).resolve(name)
-    one = LlamaCppBackend(path, spec)
-    batched = LlamaCppBackend(path, spec, LlamaCppOptions(batch_continuations=True))
-    print(f"{name} (load {os.getloadavg()[0]:.1f}): range, single position, whole answers one token at a time "
-          "(×single), batched (×single), batched vs one at a time |score diff|", flush=True)
+    one = LlamaCppBackend(path, spec, LlamaCppOptions(n_threads=threads))
+    batched = LlamaCppBackend(path, spec, LlamaCppOptions(n_threads=threads, batch_continuations=True))
+    print(f"{name}, {threads} thread(s) (load {os.getloadavg()[0]:.1f}): range, CPU (wall) seconds: single position, "
+          "whole answers one token at a time (×single), batched (×single), batched vs one at a time |score diff|",
+          flush=True)
     for score_range in ranges:
         low, high = (int(v) for v in score_range.split("-"))
         metric = build_metric("geval", {**GEVAL, "score_range": [low, high]})
@@ -124,23 +133,64 @@ def ratios(name: str, ranges: list[str]) -> None:
             del one.candidate_distribution
         diff = max(abs((metric.measure(c, one).score or 0.0) - (metric.measure(c, batched).score or 0.0))
                    for c in cases)
-        print(f"{name} {score_range}: {single:.3f} s, {whole:.3f} s ({whole / single:.2f}×), "
-              f"{fast:.3f} s ({fast / single:.2f}×), {diff:.1e}", flush=True)
+        print(f"{name} {score_range}: {single[0]:.3f} s ({single[1]:.3f} s), "
+              f"{whole[0]:.3f} s ({whole[1]:.3f} s) ({whole[0] / single[0]:.2f}× / {whole[1] / single[1]:.2f}×), "
+              f"{fast[0]:.3f} s ({fast[1]:.3f} s) ({fast[0] / single[0]:.2f}× / {fast[1] / single[1]:.2f}×), "
+              f"{diff:.1e}", flush=True)
     one.close()
     batched.close()
 
+
+
+def pruned(name: str, ranges: list[str], threads: int, thresholds: list[float]) -> None:
+    """Per range: CPU seconds of a new case's score at a single position, with every prefix read, and
+    with prefixes below each threshold left out (``prune_below``); and what leaving them out did."""
+    spec, path = ModelCatalog(Paths.from_environ(os.environ).home).resolve(name)
+    backend = LlamaCppBackend(path, spec, LlamaCppOptions(n_threads=threads))
+    print(f"{name}, {threads} thread(s) (load {os.getloadavg()[0]:.1f}): range, prune_below: CPU s per score "
+          "(× single position), continuations read per score, max |score diff| vs every prefix, "
+          "max unread_mass / covered_mass", flush=True)
+    cases = [CASE.model_copy(update={"actual_output": a}) for a in ANSWERS[:3]]
+    for score_range in ranges:
+        low, high = (int(v) for v in score_range.split("-"))
+        every = build_metric("geval", {**GEVAL, "score_range": [low, high]})
+        every.measure(CASE, backend)  # warm: vocabularies indexed, instructions read
+        backend.candidate_distribution = lambda request: single_position(backend, request)  # type: ignore[method-assign]
+        try:
+            single = cpu_seconds(every, backend, cases)[0]
+        finally:
+            del backend.candidate_distribution
+        exact = [every.measure(c, backend) for c in cases]
+        print(f"{name} {score_range}: single position {single:.3f} s", flush=True)
+        for threshold in [1e-9, *thresholds]:
+            metric = build_metric("geval", {**GEVAL, "score_range": [low, high], "prune_below": threshold})
+            cpu = cpu_seconds(metric, backend, cases)[0]
+            results = [metric.measure(c, backend) for c in cases]
+            read = statistics.mean(counted(backend, metric, c) - 1 for c in cases)
+            diff = max(abs((r.score or 0.0) - (e.score or 0.0)) for r, e in zip(results, exact, strict=True))
+            bound = max(r.details["unread_mass"] / r.details["covered_mass"] for r in results)
+            print(f"{name} {score_range} {threshold:g}: {cpu:.3f} s ({cpu / single:.2f}×), {read:.1f} read, "
+                  f"{diff:.1e}, {bound:.1e}", flush=True)
+    backend.close()
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="smollm2-135m-instruct,gemma-3-270m")
     parser.add_argument("--ranges", default="1-5,0-10")
     parser.add_argument("--top-logprobs", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (--ratios, --prune-below)")
+    parser.add_argument("--prune-below", default=None,
+                        help="comma-separated thresholds: CPU seconds and score differences with prune_below")
     parser.add_argument("--ratios", action="store_true", help="single position vs whole answers, one at a time "
                         "and batched (CPU seconds)")
     args = parser.parse_args()
+    if args.prune_below:
+        for name in args.models.split(","):
+            pruned(name, args.ranges.split(","), args.threads, [float(t) for t in args.prune_below.split(",")])
+        return
     if args.ratios:
         for name in args.models.split(","):
-            ratios(name, args.ranges.split(","))
+            ratios(name, args.ranges.split(","), args.threads)
         return
     catalog = ModelCatalog(Paths.from_environ(os.environ).home)
     extra = {} if args.top_logprobs is None else {"top_logprobs": args.top_logprobs}
