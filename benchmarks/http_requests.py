@@ -2,7 +2,7 @@
 ``batch_continuations`` (issue 28, item 2: a depth of the candidate trie in one request).
 
     PYTHONPATH=.:tests nice -n 5 python benchmarks/http_requests.py [--ranges 1-5,0-10,0-100]
-        [--slots 1] [--answers 4] [--routes llama-server,llama-server-completion,...]
+        [--slots 1] [--answers 4] [--routes llama-server,llama-server-completion,...] [--prune-below 1e-4]
 
 Routes: ``llama-server`` (the preset: ``continue`` prefill, one request per prefix),
 ``llama-server-completion`` (the ``completion`` prefill with the server's template, one request
@@ -91,13 +91,16 @@ def main() -> None:
     parser.add_argument("--routes", default=",".join(ROUTES))
     parser.add_argument("--slots", type=int, default=1, help="llama-server's -np")
     parser.add_argument("--answers", type=int, default=4)
+    parser.add_argument("--prune-below", type=float, default=None, help="G-Eval's prune_below (default: its own)")
     args = parser.parse_args()
+    geval = GEVAL if args.prune_below is None else {**GEVAL, "prune_below": args.prune_below}
     _, path = ModelCatalog.from_environ(Paths.from_environ(os.environ).home, os.environ).resolve(None)
     cases = [CASE.model_copy(update={"actual_output": answer}) for answer in ANSWERS[:args.answers]]
-    print(f"{path.name}, llama-server -np {args.slots}, load {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"{path.name}, llama-server -np {args.slots}, prune_below {geval.get('prune_below', 'default')}, "
+          f"load {os.getloadavg()[0]:.1f}", flush=True)
     with routes(args.routes.split(","), path, args.slots) as backends:
         for score_range in args.ranges.split(","):
-            metric = build_metric("geval", {**GEVAL, "score_range": [int(v) for v in score_range.split("-")]})
+            metric = build_metric("geval", {**geval, "score_range": [int(v) for v in score_range.split("-")]})
             scores: dict[str, list[float]] = {}
             for name, (backend, count) in backends.items():
                 seconds, cpu, requests, scores[name] = [], [], [], []

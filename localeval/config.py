@@ -102,16 +102,24 @@ class MetricDefaults(_Section):
         "reads each verdict as the judge's probabilities (docs/metrics.md#verdicts-read-as-probabilities).",
     )
 
+    prune_below: float | None = Field(
+        None, ge=0.0, le=0.01, description="Every metric that reads a score as whole answers, and sets no "
+        "prune_below of its own, leaves out reply prefixes less likely than this (faster; the score moves by "
+        "less than unread_mass / covered_mass of its range).",
+    )
+
     def applied(self, cls: type[Metric], options: dict[str, Any]) -> dict[str, Any]:
         """A metric's options with these defaults on top (reasons off) or beneath (a calibrated threshold,
-        a verdict reading)."""
+        a verdict reading, a prefix threshold)."""
         fields = cls.model_fields
         if not self.reasons and "include_reason" in fields:
             options = {**options, "include_reason": False}
         if self.threshold is not None and cls.needs_judge and "threshold" not in options:
             options = {**options, "threshold": self.threshold}
-        if self.verdict_reading is not None and "verdict_reading" in fields and "verdict_reading" not in options:
-            options = {**options, "verdict_reading": self.verdict_reading}
+        for name in ("verdict_reading", "prune_below"):
+            value = getattr(self, name)
+            if value is not None and name in fields and name not in options:
+                options = {**options, name: value}
         return options
 
 

@@ -33,6 +33,12 @@ class CandidateDistribution(BaseModel):
     range, is within ``unlisted_mass / (covered_mass - unlisted_mass)`` of the
     one read from whole vocabularies whose top k are those lists. 0 where the
     whole vocabulary is read.
+
+    ``unread_mass`` is the probability of the reply prefixes that were not read
+    because each was less likely than the request's ``prune_below`` (see
+    :func:`read_whole_answers`): the candidates' mass beyond them is missing from
+    ``covered_mass``, and a score, as a fraction of its range, is within
+    ``unread_mass / covered_mass`` of the one every prefix would give.
     """
 
     # A candidate outside a server's top-k has log-probability -inf: keep it -inf
@@ -44,6 +50,7 @@ class CandidateDistribution(BaseModel):
     covered_mass: float
     whole_answers: bool = False
     unlisted_mass: float = 0.0
+    unread_mass: float = 0.0
 
     def expected_value(self, values: Mapping[str, float]) -> float:
         """Σ p(c)·v(c) over the candidates."""
@@ -64,13 +71,14 @@ def log_softmax(logits: Sequence[float]) -> list[float]:
 
 
 def renormalize(
-    logprobs: Mapping[str, float], *, whole_answers: bool = False, unlisted_mass: float = 0.0
+    logprobs: Mapping[str, float], *, whole_answers: bool = False, unlisted_mass: float = 0.0,
+    unread_mass: float = 0.0,
 ) -> CandidateDistribution:
     """Renormalize candidates' raw log-probabilities so they sum to 1.
 
     Works in log space so candidates far in the tail (log p ≈ -100) still get
-    an exact relative weight instead of underflowing to 0/0. ``whole_answers``
-    and ``unlisted_mass`` record what the log-probabilities are (see
+    an exact relative weight instead of underflowing to 0/0. ``whole_answers``,
+    ``unlisted_mass`` and ``unread_mass`` record what the log-probabilities are (see
     :class:`CandidateDistribution`).
     """
     if not logprobs:
@@ -88,6 +96,7 @@ def renormalize(
         covered_mass=min(1.0, math.exp(log_covered)),
         whole_answers=whole_answers,
         unlisted_mass=unlisted_mass,
+        unread_mass=unread_mass,
     )
 
 
@@ -250,11 +259,12 @@ def answer_pieces(texts: Iterable[str], remaining: str, first: bool) -> list[tup
     return pieces
 
 
-#: A reply prefix less likely than this is not read further (no forward pass, no request).
-#: Every answer that begins with it has less probability than this, so each prefix left out
-#: lowers ``covered_mass`` by less than PRUNE_BELOW and moves a score (as a fraction of its
-#: range) by less than PRUNE_BELOW / covered_mass. The same rule on every backend: the
-#: numbers agree wherever the distributions read agree.
+#: A reply prefix less likely than this is not read further (no forward pass, no request), by
+#: default (a request's ``prune_below`` sets another). Every answer that begins with it has less
+#: probability than this, so each prefix left out lowers ``covered_mass`` by less than this; all
+#: of them together by ``unread_mass``, and a score (as a fraction of its range) moves by less
+#: than ``unread_mass / covered_mass``. The same rule on every backend: the numbers agree
+#: wherever the distributions read agree.
 PRUNE_BELOW = 1e-9
 #: What a prefix is read for: the text still to write before the answer ends ("" when the
 #: answer must end here), or :data:`NO_DIGIT` after a bare "." (a full stop unless a digit follows).
@@ -272,17 +282,20 @@ class WholeAnswers:
 
     ``logprobs`` is the estimate every score uses; ``listed`` counts only the
     ending tokens the views listed (equal to ``logprobs`` where they are whole
-    vocabularies), a lower bound.
+    vocabularies), a lower bound. ``unread`` is the probability of the prefixes
+    left unread (pruned), which the candidates may lack.
     """
 
     logprobs: dict[str, float]
     listed: dict[str, float]
+    unread: float = 0.0
 
     def distribution(self) -> CandidateDistribution:
         """The candidates renormalized (``whole_answers``), with the mass the lists left out."""
         listed = math.fsum(math.exp(v) for v in self.listed.values())
         estimated = math.fsum(math.exp(v) for v in self.logprobs.values())
-        return renormalize(self.logprobs, whole_answers=True, unlisted_mass=max(0.0, estimated - listed))
+        return renormalize(self.logprobs, whole_answers=True, unlisted_mass=max(0.0, estimated - listed),
+                           unread_mass=self.unread)
 
 
 def _reading(view: NextTokens, prefix: str, needs: Iterable[Need]) -> tuple[dict[Need, list[_Bounds]], list[_Step]]:
@@ -345,7 +358,8 @@ def read_whole_answers(
     keeps the last text it read (llama.cpp's prefix reuse) reads each new prefix
     as one token on top of its parent, as it does when it generates. Each
     prefix is asked for once; one with probability 0, or below ``prune_below``
-    (:data:`PRUNE_BELOW`), is not asked for.
+    (:data:`PRUNE_BELOW`), is not asked for, and the probability of those below
+    ``prune_below`` is summed (``WholeAnswers.unread``).
 
     ``by_depth``, where given, reads the prefixes instead, one depth of the trie
     at a time (all first tokens, then all second ones, ...): it gets a depth's
@@ -361,6 +375,7 @@ def read_whole_answers(
     answers = {c: c.strip() or c for c in candidates}  # " A" is the answer "A", however it is spaced
     needs: dict[Need, None] = dict.fromkeys(answers.values())
     views = _read_by_depth(needs, by_depth, log_prune, read_ahead) if by_depth is not None else {}
+    unread: list[float] = []  # the log-probabilities of the prefixes pruned
 
     def walk(prefix: str, log_p: float, needs: dict[Need, None]) -> dict[Need, _Bounds]:
         if prefix not in views:
@@ -368,6 +383,8 @@ def read_whole_answers(
         view = views[prefix]
         terms, steps = _reading(view, prefix, needs)
         children = _children(view, log_p, steps, log_prune)
+        unread.extend(log_p + view.logprob(text) for text in dict.fromkeys(text for _, text, _ in steps)
+                      if text not in children and view.logprob(text) > -math.inf)
         read = {text: walk(prefix + text, log_p + view.logprob(text), there) for text, there in children.items()}
         for need, text, there in steps:
             if text in read:
@@ -379,7 +396,8 @@ def read_whole_answers(
 
     found = walk("", 0.0, needs)
     return WholeAnswers(logprobs={c: found[answer][0] for c, answer in answers.items()},
-                        listed={c: found[answer][1] for c, answer in answers.items()})
+                        listed={c: found[answer][1] for c, answer in answers.items()},
+                        unread=math.exp(log_sum_exp(unread)))
 
 
 def _read_by_depth(

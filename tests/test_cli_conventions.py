@@ -183,7 +183,7 @@ def test_a_misspelt_option_of_a_metric() -> None:
                                      "known: path, format, fields, list_delimiter, unknown_fields)"),
     ("datset = {}\n", "unknown key 'datset' (did you mean 'dataset' or 'gate'?; known: plugins, dataset, "),
     ("[metrics_defaults]\nreason = false\n",
-     "metrics_defaults: unknown key 'reason' (did you mean 'reasons'?; known: reasons, threshold, verdict_reading)"),
+     "metrics_defaults: unknown key 'reason' (did you mean 'reasons'?; known: reasons, threshold, verdict_reading, prune_below)"),
     ("[[targets]]\nname = 'a'\nsystme = 'x'\n", "targets.0: unknown key 'systme' (did you mean 'system'?; "),
     ("[cache]\nenabled = true\nnothing_like_it = 1\n", "cache: unknown key 'nothing_like_it' (known: enabled, dir)"),
 ])

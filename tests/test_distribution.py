@@ -362,6 +362,37 @@ def test_a_prefix_below_the_bound_is_not_read_and_costs_less_than_the_bound() ->
     assert 0.0 < math.exp(every["4"]) - math.exp(pruned["4"]) < PRUNE_BELOW
 
 
+def test_the_unread_mass_is_the_probability_of_the_prefixes_left_out_and_bounds_the_score() -> None:
+    """A coarser ``prune_below`` reads fewer prefixes; what it leaves out is summed, and the score (as a
+    fraction of its range) stays within unread_mass / covered_mass of the one every prefix gives."""
+    positions = {"": {"3": 0.6, "4": 0.3, "5": 3e-4, "2": 2e-5, " It": 0.09968},
+                 "3": {"\n": 0.7, ".": 0.2998, "0": 2e-4}, "3.": {"5": 0.4, " It": 0.6},
+                 "4": {"\n": 0.9999, ".": 1e-4}, "4.": {" It": 1.0},
+                 "5": {"\n": 1.0}, "2": {"\n": 1.0}}
+    scores = {c: float(c) for c in "12345"}
+    after, asked = views(positions)
+    every = read_whole_answers(tuple("12345"), after, prune_below=0.0).distribution()
+    assert asked == ["", "2", "3", "3.", "4", "4.", "5"] and every.unread_mass == 0.0
+    after, asked = views(positions)
+    coarse = read_whole_answers(tuple("12345"), after, prune_below=1e-3).distribution()
+    assert asked == ["", "3", "3.", "4"]  # "2" (2e-5), "4." (3e-5) and "5" (3e-4) are below
+    assert coarse.unread_mass == pytest.approx(2e-5 + 0.3 * 1e-4 + 3e-4, rel=1e-12)
+    assert coarse.covered_mass == pytest.approx(0.6 * (0.7 + 0.2998 * 0.6) + 0.3 * 0.9999, rel=1e-12)
+    gap = abs(every.expected_value(scores) - coarse.expected_value(scores)) / 4  # as a fraction of 1-5
+    assert 0.0 < gap <= coarse.unread_mass / coarse.covered_mass
+
+
+def test_the_unread_mass_is_the_same_read_by_depth() -> None:
+    positions = {"": {"3": 0.6, "4": 0.3999, "5": 1e-4}, "3": {"\n": 1.0}, "4": {"\n": 0.5, ".": 0.5},
+                 "4.": {" It": 1.0}, "5": {"\n": 1.0}}
+    after, _ = views(positions)
+    one_at_a_time = read_whole_answers(tuple("345"), after, prune_below=1e-3)
+    after, _ = views(positions)
+    by_depth = read_whole_answers(tuple("345"), after, prune_below=1e-3,
+                                  by_depth=lambda prefixes: [after(p) for p in prefixes])
+    assert by_depth == one_at_a_time and by_depth.unread == pytest.approx(1e-4, rel=1e-12)
+
+
 def test_a_candidates_surrounding_whitespace_is_not_part_of_the_answer() -> None:
     """The arena's candidates are " A" and " B": the letters, written with a space or without."""
     after, _ = views({"": {" A": 0.5, "A": 0.1, " B": 0.3}, " A": {"\n": 0.8, "1": 0.2}, "A": {".": 1.0},

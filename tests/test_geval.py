@@ -68,6 +68,7 @@ def test_logprobs_records_the_whole_distribution_in_details() -> None:
         "most_likely_score": 3.0,
         "distribution": {s: pytest.approx(p, rel=1e-12) for s, p in zip("12345", (0.1, 0.2, 0.3, 0.2, 0.2))},
         "covered_mass": pytest.approx(1.0, rel=1e-12),
+        "unread_mass": 0.0,
         "evaluation_steps": list(STEPS),
         "steps_source": "given",
     }

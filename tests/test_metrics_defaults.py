@@ -58,3 +58,17 @@ def test_weighted_verdicts_for_every_metric_that_counts_verdicts_and_sets_none(t
     assert [getattr(m, "verdict_reading", None) for m in metrics] == [None, "weighted", None, "written"]
     unset = load(tmp_path, METRICS).build_metrics()
     assert [getattr(m, "verdict_reading", None) for m in unset] == [None, "written", None]
+
+
+def test_a_prefix_threshold_for_every_metric_that_reads_scores_and_sets_none(tmp_path: Path) -> None:
+    text = "[metrics_defaults]\nprune_below = 1e-4\n" + METRICS + (
+        '\n[[metrics]]\nmetric = "geval"\nname = "own"\ncriteria = "Correct."\nprune_below = 0.0\n')
+    metrics = load(tmp_path, text).build_metrics()
+    assert [getattr(m, "prune_below", None) for m in metrics] == [1e-4, None, None, 0.0]
+    unset = load(tmp_path, METRICS).build_metrics()
+    assert [getattr(m, "prune_below", None) for m in unset] == [1e-9, None, None]
+
+
+def test_a_prefix_threshold_above_one_percent_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="prune_below"):
+        load(tmp_path, "[metrics_defaults]\nprune_below = 0.5\n" + METRICS)

@@ -14,9 +14,16 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
-from localeval.distribution import CandidateDistribution
+from localeval.distribution import PRUNE_BELOW, CandidateDistribution
 
 
 class Message(BaseModel):
@@ -57,6 +64,11 @@ class DistributionRequest(BaseModel):
     in-process, and over HTTP in the ``continue`` and ``completion`` prefill modes).
     One that reads a single position gives P(the reply starts with c) (the
     ``grammar`` and ``instruction`` modes). ``CandidateDistribution.whole_answers`` says which.
+
+    ``prune_below``: where whole answers are read, a reply prefix less likely than
+    this is not read; the probability of those left out is the distribution's
+    ``unread_mass``, which bounds how far the score is from the one every prefix
+    would give. The default leaves out only prefixes below 1e-9.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -64,6 +76,16 @@ class DistributionRequest(BaseModel):
     messages: tuple[Message, ...] = Field(min_length=1)
     prefill: str = ""
     candidates: tuple[str, ...] = Field(min_length=1)
+    prune_below: float = Field(PRUNE_BELOW, ge=0.0, le=0.01)
+
+    @model_serializer(mode="wrap")
+    def _default_prune_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # At the default threshold a request dumps as it did before the option existed, so a cache
+        # keyed on it keeps every reply it holds.
+        data: dict[str, Any] = handler(self)
+        if self.prune_below == PRUNE_BELOW:
+            data.pop("prune_below", None)
+        return data
 
     @model_validator(mode="after")
     def _distinct_candidates(self) -> DistributionRequest:

@@ -339,7 +339,7 @@ class LlamaCppBackend:
 
         with self._lock:
             if not self.options.batch_continuations:
-                whole = read_whole_answers(request.candidates, after)
+                whole = read_whole_answers(request.candidates, after, request.prune_below)
             else:
                 branches = Branches(self._llm, self.options.n_batch)
 
@@ -351,7 +351,7 @@ class LlamaCppBackend:
                     return [view(logits) for logits in read]
 
                 try:
-                    whole = read_whole_answers(request.candidates, after, by_depth=by_depth)
+                    whole = read_whole_answers(request.candidates, after, request.prune_below, by_depth=by_depth)
                 finally:
                     branches.close()
         return DistributionReply(

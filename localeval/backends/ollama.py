@@ -261,7 +261,7 @@ class OllamaBackend:
             return ScoredToken.from_json(reply.logprobs[0].model_dump())
 
         distribution, _ = whole_answer_distribution(request.candidates, first_token, self.options.top_logprobs,
-                                                    self._ollama.shown_url)
+                                                    self._ollama.shown_url, prune_below=request.prune_below)
         return DistributionReply(distribution=distribution, usage=summed(usages))
 
     def _chat(

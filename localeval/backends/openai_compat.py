@@ -248,7 +248,8 @@ class OpenAICompatBackend:
 
         batched = first_tokens if self.options.batch_continuations else None
         distribution, _ = whole_answer_distribution(request.candidates, first_token, self.options.top_logprobs,
-                                                    self._http.base_url, first_tokens=batched)
+                                                    self._http.base_url, first_tokens=batched,
+                                                    prune_below=request.prune_below)
         return DistributionReply(distribution=distribution, usage=summed(usages))
 
     def _chat_distribution(self, request: DistributionRequest, mode: PrefillMode) -> DistributionReply:

@@ -46,6 +46,7 @@ from typing import Any, Literal
 from localeval.backends.base import Capabilities, Message
 from localeval.backends.sequence import endpoint_order
 from localeval.distribution import (
+    PRUNE_BELOW,
     CandidateDistribution,
     ListedTokens,
     log_sum_exp,
@@ -150,7 +151,7 @@ FirstTokens = Callable[[Sequence[str], int], Sequence[ScoredToken | None]]
 
 def whole_answer_distribution(
     candidates: Sequence[str], first_token: Callable[[str, int], ScoredToken | None], k: int, endpoint: str,
-    *, first_tokens: FirstTokens | None = None,
+    *, first_tokens: FirstTokens | None = None, prune_below: float = PRUNE_BELOW,
 ) -> tuple[CandidateDistribution, int]:
     """Whole-answer probabilities read through continuation requests; and how many gave
     alternatives (a try where the server stopped at once is not counted).
@@ -171,7 +172,7 @@ def whole_answer_distribution(
     at a time, each depth in one request (each prefix that writes a candidate
     with its "." child: ``read_ahead``); the score position is still read alone,
     by ``first_token``. Prefixes where the server stopped are asked again, together,
-    with the next seed.
+    with the next seed. ``prune_below``: the request's (a prefix less likely is not asked for).
     """
     asked: list[ScoredToken] = []
     read: list[str] = []  # the continuations read
@@ -210,9 +211,9 @@ def whole_answer_distribution(
 
     with endpoint_order(endpoint).exclusive():
         if first_tokens is None:
-            whole = read_whole_answers(candidates, after)
+            whole = read_whole_answers(candidates, after, prune_below)
         else:
-            whole = read_whole_answers(candidates, after, by_depth=by_depth, read_ahead=True)
+            whole = read_whole_answers(candidates, after, prune_below, by_depth=by_depth, read_ahead=True)
     if all(v == -math.inf for v in whole.logprobs.values()):
         seen = [text for text, _ in sorted(asked[0].top, key=lambda kv: -kv[1])][:10]
         raise BackendError(

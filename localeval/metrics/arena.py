@@ -205,7 +205,7 @@ class Arena(CriteriaMetric):
         if method == "sampling":
             return self._sample(prompt, judge)
         dist = read_distribution(judge, prompt, CANDIDATES, self.min_covered_mass, what="the letters A and B",
-                                 position="verdict")
+                                 position="verdict", prune_below=self.prune_below)
         probabilities = {CANDIDATES[c]: p for c, p in dist.probabilities.items()}
         return {"p_first": probabilities["A"], "distribution": probabilities, "covered_mass": dist.covered_mass}
 

@@ -18,12 +18,12 @@ import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
 from localeval.backends.base import Backend, DistributionRequest, JsonRequest
-from localeval.distribution import CandidateDistribution
+from localeval.distribution import PRUNE_BELOW, CandidateDistribution
 from localeval.errors import BackendError
 from localeval.metrics.judged import JudgedMetric
 from localeval.prompts import RenderedPrompt, load_prompt
@@ -108,15 +108,25 @@ def join_labels(labels: Sequence[str]) -> str:
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
+#: A metric's ``prune_below`` option: how unlikely a reply prefix may be and still be read.
+PruneBelow = Annotated[float, Field(
+    ge=0.0, le=0.01, description="A reply prefix less likely than this is not read when a score is read as whole "
+    "answers (a 0-10 or 0-100 score reads one position per prefix); the score then moves by less than "
+    "unread_mass / covered_mass of its range (both in details). 1e-9: every prefix that counts.",
+)]
+
+
 def read_distribution(judge: Backend, prompt: RenderedPrompt, candidates: Iterable[str], min_covered_mass: float,
-                      *, what: str, position: str) -> CandidateDistribution:
+                      *, what: str, position: str, prune_below: float = PRUNE_BELOW) -> CandidateDistribution:
     """The judge's distribution over ``candidates`` right after the prompt's prefill.
 
     Below ``min_covered_mass`` the judge was not writing one of them there, and the reading is
     an error naming ``what`` the candidates are ("the valid scores") and the ``position`` ("score").
+    ``prune_below``: the request's (see :class:`DistributionRequest`).
     """
     reply = judge.candidate_distribution(
-        DistributionRequest(messages=prompt.messages, prefill=prompt.prefill, candidates=tuple(candidates))
+        DistributionRequest(messages=prompt.messages, prefill=prompt.prefill, candidates=tuple(candidates),
+                            prune_below=prune_below)
     )
     dist = reply.distribution
     if dist.covered_mass < min_covered_mass:
@@ -157,6 +167,7 @@ class CriteriaMetric(JudgedMetric):
     min_covered_mass: float = Field(
         0.1, ge=0.0, le=1.0, description="Below this, a verdict read from log-probabilities is an error."
     )
+    prune_below: PruneBelow = PRUNE_BELOW
     # 20, the G-Eval paper's n, for both: G-Eval had 20 and the arena 10 (per order). G-Eval's is kept
     # because its sampled scores are the ones recorded (the alignment tables sample 20, meta-eval's and
     # the synthesizer's filter use the default) and it is the metric most configs sample with; an arena

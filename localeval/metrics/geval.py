@@ -181,7 +181,7 @@ class GEval(CriteriaMetric):
     def _distribution(self, prompt: RenderedPrompt, judge: Backend, method: Scoring) -> tuple[float, dict[str, Any]]:
         scores = self._scores()
         dist = read_distribution(judge, prompt, scores, self.min_covered_mass, what="the valid scores",
-                                 position="score")
+                                 position="score", prune_below=self.prune_below)
         top = most_likely_score(dist.probabilities, scores)
         raw = dist.expected_value(scores) if method == "logprobs" else top
         evidence = {
@@ -189,6 +189,7 @@ class GEval(CriteriaMetric):
             "most_likely_score": top,
             "distribution": dist.probabilities,
             "covered_mass": dist.covered_mass,
+            "unread_mass": dist.unread_mass,
         }
         return raw, evidence
 

@@ -9,10 +9,10 @@ from pydantic import Field
 
 from localeval.backends.base import Backend, JsonRequest
 from localeval.data.case import TestCase
-from localeval.distribution import scale_to_unit
+from localeval.distribution import PRUNE_BELOW, scale_to_unit
 from localeval.errors import BackendError
 from localeval.metrics.agent.calls import MAX_OUTPUT_CHARS, call_views
-from localeval.metrics.criteria import read_distribution
+from localeval.metrics.criteria import PruneBelow, read_distribution
 from localeval.metrics.geval import most_likely_score
 from localeval.metrics.judged import Exchange, JudgedMetric, Judgement, ask, format_score
 from localeval.prompts import RenderedPrompt, load_prompt
@@ -78,6 +78,7 @@ class TaskCompletion(JudgedMetric):
         False, description="Use 'verdict' when the backend has no log-probabilities (recorded)."
     )
     min_covered_mass: float = Field(0.1, ge=0.0, le=1.0, description="Below this, a logprobs score is an error.")
+    prune_below: PruneBelow = PRUNE_BELOW
     max_output_chars: int = Field(
         MAX_OUTPUT_CHARS, ge=0, description="The most characters of each tool's output the judge reads."
     )
@@ -123,10 +124,11 @@ class TaskCompletion(JudgedMetric):
 
     def _distribution(self, judge: Backend, prompt: RenderedPrompt) -> tuple[float, dict[str, Any]]:
         dist = read_distribution(judge, prompt, SCORES, self.min_covered_mass, what=f"the scores {LOW}-{HIGH}",
-                                 position="score")
+                                 position="score", prune_below=self.prune_below)
         raw = dist.expected_value(SCORES)
         return raw, {"expected_score": raw, "most_likely_score": most_likely_score(dist.probabilities, SCORES),
-                     "distribution": dist.probabilities, "covered_mass": dist.covered_mass}
+                     "distribution": dist.probabilities, "covered_mass": dist.covered_mass,
+                     "unread_mass": dist.unread_mass}
 
     def _verdict(self, judge: Backend, prompt: RenderedPrompt) -> tuple[float, dict[str, Any]]:
         reply = judge.generate_json(JsonRequest(messages=prompt.messages, json_schema=VERDICT_SCHEMA, max_tokens=32))
