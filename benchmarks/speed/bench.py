@@ -3,7 +3,7 @@
     python benchmarks/speed/bench.py OUT_DIR --deepeval-python VENV/bin/python [--cases 20] [--rounds 2]
 
 (run.sh sets up deepeval's virtualenv and calls this.) Starts llama-cpp-python's
-server with the default judge model behind a counting proxy, then, each round,
+server with the judge model (--model; default: the default judge) behind a counting proxy, then, each round,
 measures every case with: the physical limit (limit.py); deepeval 4.3.1's
 metrics through the proxy (run_deepeval.py, in its own virtualenv); localeval
 through the same proxy and server; localeval in-process (cold, a fresh cache);
@@ -218,6 +218,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--cases", type=int, default=20, help="articles judged (at least 2)")
     parser.add_argument("--rounds", type=int, default=2, help="times every system measures every case")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads, server and in-process alike")
+    parser.add_argument("--model", default=None, help="a pulled model's name or a .gguf path (default: the default judge)")
     parser.add_argument("--deepeval-python", type=Path, help="python of deepeval's virtualenv")
     parser.add_argument("--deepeval-timeout", type=float, default=300.0,
                         help="seconds deepeval may spend on one case of one metric set before it is abandoned")
@@ -246,7 +247,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     plan: dict[str, Any] = {"cases": load_cases(args.cases), "metric_sets": metric_sets()}
     (work / "plan.json").write_text(json.dumps(plan, indent=1))
-    spec, model = ModelCatalog(Paths.from_environ(os.environ).home).resolve(None)
+    spec, model = ModelCatalog(Paths.from_environ(os.environ).home).resolve(args.model)
     results: dict[str, Any] = {
         "version": 1,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
