@@ -46,6 +46,7 @@ from localeval.backends.llamacpp import LlamaCppOptions
 from localeval.backends.options import BackendOptions
 from localeval.backends.registry import backend_options
 from localeval.data.results import GateRule
+from localeval.distribution import MAX_PRUNE_BELOW
 from localeval.errors import ConfigError, first_problem, unknown_key, unknown_name
 from localeval.metrics import build_metric
 from localeval.metrics.base import Metric
@@ -103,7 +104,7 @@ class MetricDefaults(_Section):
     )
 
     prune_below: float | None = Field(
-        None, ge=0.0, le=0.01, description="Every metric that reads a score as whole answers, and sets no "
+        None, ge=0.0, le=MAX_PRUNE_BELOW, description="Every metric that reads a score as whole answers, and sets no "
         "prune_below of its own, leaves out reply prefixes less likely than this (faster; the score moves by "
         "less than unread_mass / covered_mass of its range).",
     )

@@ -266,6 +266,9 @@ def answer_pieces(texts: Iterable[str], remaining: str, first: bool) -> list[tup
 #: than ``unread_mass / covered_mass``. The same rule on every backend: the numbers agree
 #: wherever the distributions read agree.
 PRUNE_BELOW = 1e-9
+#: The highest ``prune_below`` a request, a metric or ``[metrics_defaults]`` may set: above it a
+#: score's stated bound (``unread_mass / covered_mass``) grows past what a score is read for.
+MAX_PRUNE_BELOW = 0.01
 #: What a prefix is read for: the text still to write before the answer ends ("" when the
 #: answer must end here), or :data:`NO_DIGIT` after a bare "." (a full stop unless a digit follows).
 Need = str | None

@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from localeval.distribution import PRUNE_BELOW, CandidateDistribution
+from localeval.distribution import MAX_PRUNE_BELOW, PRUNE_BELOW, CandidateDistribution
 
 
 class Message(BaseModel):
@@ -76,7 +76,7 @@ class DistributionRequest(BaseModel):
     messages: tuple[Message, ...] = Field(min_length=1)
     prefill: str = ""
     candidates: tuple[str, ...] = Field(min_length=1)
-    prune_below: float = Field(PRUNE_BELOW, ge=0.0, le=0.01)
+    prune_below: float = Field(PRUNE_BELOW, ge=0.0, le=MAX_PRUNE_BELOW)
 
     @model_serializer(mode="wrap")
     def _default_prune_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import Field, model_validator
 
 from localeval.backends.base import Backend, DistributionRequest, JsonRequest
-from localeval.distribution import PRUNE_BELOW, CandidateDistribution
+from localeval.distribution import MAX_PRUNE_BELOW, PRUNE_BELOW, CandidateDistribution
 from localeval.errors import BackendError
 from localeval.metrics.judged import JudgedMetric
 from localeval.prompts import RenderedPrompt, load_prompt
@@ -110,7 +110,7 @@ def join_labels(labels: Sequence[str]) -> str:
 
 #: A metric's ``prune_below`` option: how unlikely a reply prefix may be and still be read.
 PruneBelow = Annotated[float, Field(
-    ge=0.0, le=0.01, description="A reply prefix less likely than this is not read when a score is read as whole "
+    ge=0.0, le=MAX_PRUNE_BELOW, description="A reply prefix less likely than this is not read when a score is read as whole "
     "answers (a 0-10 or 0-100 score reads one position per prefix); the score then moves by less than "
     "unread_mass / covered_mass of its range (both in details). 1e-9: every prefix that counts.",
 )]
