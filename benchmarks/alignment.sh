@@ -4,6 +4,9 @@
 # Usage: benchmarks/alignment.sh OUT_DIR [all|qags|topical|baseline|qags-sampling|topical-sampling|faithfulness] [SAMPLING_LIMIT]
 # The README's table: benchmarks/alignment.sh OUT all 60, then python benchmarks/alignment_table.py OUT
 # JUDGE_MODEL=/path/to/model.gguf (or a model name) measures another judge.
+# LIMIT=N judges only the first N records of each set (a larger judge's first pass; the cache keeps
+# every call, so a later run with a larger LIMIT or none judges only the records not yet judged).
+# DIMENSIONS="naturalness coherence" runs only those Topical-Chat dimensions (default: all four).
 # Writes OUT_DIR/<set>-<dimension>.{json,jsonl}; the README's table comes from the JSON files.
 set -euo pipefail
 out=${1:?output folder}; which=${2:-all}; sampling_limit=${3:-}
@@ -13,7 +16,7 @@ mkdir -p "$out"
 meta() {  # name file metric human methods... -- extra options
   local name=$1 file=$2 metric=$3 human=$4; shift 4
   /usr/bin/time -f "$name: %e s wall" localeval meta-eval "$data/$file" -m "$metric" --human "$human" \
-    --threads 1 ${JUDGE_MODEL:+--model "$JUDGE_MODEL"} --out "$out/$name.jsonl" --report "$out/$name.json" "$@" \
+    --threads 1 ${JUDGE_MODEL:+--model "$JUDGE_MODEL"} ${LIMIT:+--limit "$LIMIT"} --out "$out/$name.jsonl" --report "$out/$name.json" "$@" \
     || [ $? -eq 3 ]
 }
 
@@ -27,12 +30,14 @@ fi
 
 if [ "$which" = topical ] || [ "$which" = all ]; then
   dialogue=(--field input=source --field actual_output=system_output --field context=context --group source)
-  for dim in naturalness engagingness groundedness; do
+  dimensions=${DIMENSIONS:-naturalness engagingness groundedness coherence}
+  for dim in $dimensions; do
+    [ "$dim" = coherence ] && continue
     meta "topical_chat-$dim" topical_chat.json "geval:$dim" "scores.$dim" "${dialogue[@]}" \
       --method logprobs --method top
   done
   # Coherence of a response to a dialogue (the coherence preset is for summaries).
-  meta "topical_chat-coherence" topical_chat.json geval "scores.coherence" "${dialogue[@]}" \
+  [[ " $dimensions " == *" coherence "* ]] && meta "topical_chat-coherence" topical_chat.json geval "scores.coherence" "${dialogue[@]}" \
     --method logprobs --method top \
     --metric-option name=coherence --metric-option 'score_range=[1,3]' \
     --metric-option 'evaluation_params=["input","actual_output"]' \

@@ -132,6 +132,9 @@ def test_length_baseline_matches_scipy_through_the_cli_and_the_function(name, tm
     assert_close(coefficients(cli_method["summary_level"]), expected["summary"])
     assert cli_method["summary_level"]["groups"] == expected["groups"]
     assert f"{expected['pooled'][1]:.3f}" in result.stdout
+    low, high = cli_method["pooled"]["spearman_interval"]  # ρ's bootstrap interval, saved and shown
+    assert low < expected["pooled"][1] < high
+    assert f"[{low:.2f}, {high:.2f}]" in result.stdout
     items = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
     assert [i["judge"] for i in items] == [len(r["system_output"].split()) for r in records]
     assert [i["human"] for i in items] == [_get(r, human) for r in records]

@@ -167,7 +167,7 @@ def print_alignment(console: Console, report: MetaEvalReport) -> None:
     print_line(  # one line: it names the data file, whose path may be long
         console,
         f"{report.records} records of {printable(report.data)}, metric {printable(report.metric)}. "
-        "r: Pearson, ρ: Spearman, τ: Kendall τ-b."
+        "r: Pearson, ρ: Spearman (95%: bootstrap interval), τ: Kendall τ-b."
         + (f" Summary-level: correlated within each {group}, averaged over those with 2+ "
            "items where neither side is constant." if report.group is not None else ""),
     )
@@ -182,13 +182,15 @@ def print_alignment(console: Console, report: MetaEvalReport) -> None:
 
 def _alignment_table(title: str, counts: list[str]) -> Table:
     table = Table(title=title)
-    for column in ("method", *counts, "r", "ρ", "τ"):
+    for column in ("method", *counts, "r", "ρ", "ρ 95%", "τ"):
         table.add_column(column, justify="left" if column == "method" else "right")
     return table
 
 
 def _coefficients(c: Correlations) -> list[str]:
-    return ["-" if v is None else f"{v:.3f}" for v in (c.pearson, c.spearman, c.kendall)]
+    r, rho, tau = ("-" if v is None else f"{v:.3f}" for v in (c.pearson, c.spearman, c.kendall))
+    interval = "-" if c.spearman_interval is None else "[{:.2f}, {:.2f}]".format(*c.spearman_interval)
+    return [r, rho, interval, tau]
 
 
 def print_item_errors(console: Console, report: MetaEvalReport, limit: int = 5) -> None:
