@@ -98,9 +98,10 @@ class MetricDefaults(_Section):
         "takes the judge's checked threshold for its family (localeval check-judge).",
     )
 
-    verdict_reading: Literal["written", "weighted"] | None = Field(
+    verdict_reading: Literal["written", "weighted", "checked"] | None = Field(
         None, description="'weighted': every metric that counts verdicts, and sets no verdict_reading of its own, "
-        "reads each verdict as the judge's probabilities (docs/metrics.md#verdicts-read-as-probabilities).",
+        "reads each verdict as the judge's probabilities (docs/metrics.md#verdicts-read-as-probabilities); "
+        "'checked': each reads them the way the judge's check found better for its family.",
     )
 
     prune_below: float | None = Field(

@@ -194,7 +194,7 @@ def test_at_chance_read_one_way_the_run_names_the_reading_its_check_found_better
     [trust] = assess([written], {"backend": fingerprint()}, store)
     [hint] = [text for level, text in trust_lines([trust]) if level == "warn"]
     assert hint.endswith('read weighted, its verdicts ordered 83% of 12 planted pairs: set verdict_reading = '
-                         '"weighted" on faithfulness (or in [metrics_defaults])')
+                         '"weighted" on faithfulness, or "checked" to take the better reading of each family')
     [trust] = assess([weighted], {"backend": fingerprint()}, store)  # the better reading in use: nothing to suggest
     assert trust.families[0].other_reading is None and trust.at_chance == []
     store.save(JudgeCheck.model_validate({

@@ -40,7 +40,7 @@ from localeval.data.dataset import Dataset, DatasetSource
 from localeval.data.results import RunReport
 from localeval.errors import ConfigError, LocalevalError
 from localeval.metaeval.check import CheckStore
-from localeval.metaeval.trust import assess, calibrated, judge_fingerprints, markup_notes
+from localeval.metaeval.trust import assess, from_checks, judge_fingerprints, markup_notes
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.reports.formats import write_reports
@@ -112,7 +112,7 @@ def evaluate(
         journal = stack.enter_context(open_python_run(resume, paths.runs, cases, metrics)) if resume else None
         default, named = load_judges(judge, judges or {}, metrics, cache_config(cache), paths, stack, console)
         fingerprints = judge_fingerprints(default, named)
-        metrics = calibrated(metrics, fingerprints, CheckStore(paths.judge_checks))  # before any judge call
+        metrics = from_checks(metrics, fingerprints, CheckStore(paths.judge_checks))  # before any judge call
         _stop_if_cancelled()  # aevaluate cancelled while the judges loaded: no run begun, none left behind
         if journal is not None:
             check_same_judges(journal, metrics, fingerprints)

@@ -33,7 +33,7 @@ from localeval.errors import LocalevalError
 from localeval.files import make_folder
 from localeval.judge import load_judges
 from localeval.metaeval.check import CheckStore
-from localeval.metaeval.trust import assess, calibrated, judge_fingerprints, markup_notes
+from localeval.metaeval.trust import assess, from_checks, judge_fingerprints, markup_notes
 from localeval.metrics.base import Metric
 from localeval.paths import Paths
 from localeval.reports import write_reports
@@ -89,7 +89,7 @@ def run(config: RunConfig, paths: Paths, out: Console, err: Console, environ: Ma
         targets = load_targets(config, templates, paths, environ, stack, err)
         judge, judges = load_judges(tables, config.cache, paths, environ, stack, err)
         fingerprints, markup = judge_fingerprints(judge, judges), markup_notes(judge, judges)
-        metrics = calibrated(metrics, fingerprints, CheckStore(paths.judge_checks))  # before any judge call
+        metrics = from_checks(metrics, fingerprints, CheckStore(paths.judge_checks))  # before any judge call
         if journal is None:  # only now: a judge that cannot load leaves no run behind
             journal = start_run(config, dataset_path, [m.display_name for m in metrics], len(dataset),
                                 flags.run_dir, paths.runs, [f.model for f in fingerprints.values()])

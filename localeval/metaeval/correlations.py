@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field

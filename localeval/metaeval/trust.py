@@ -1,9 +1,11 @@
 """How far a run may trust its judges, from their stored checks; and thresholds calibrated per judge.
 
 :func:`assess` says, for each judge of a run, what its check measured on each metric family the
-run asks it about, or that it was never checked there. :func:`calibrated` gives metrics whose
-threshold is ``"calibrated"`` the threshold the judge's check chose for their family, or refuses
-the run, before any judge call, naming the metric and the command that checks the judge. Both know a
+run asks it about, or that it was never checked there. :func:`from_checks` reads what metrics leave
+to the check, before any judge call: the better verdict reading (``verdict_reading = "checked"``,
+:func:`checked_readings`) and then the threshold the check chose for the family
+(``threshold = "calibrated"``, :func:`calibrated`); where the check has neither, it refuses the run,
+naming the metric and the command that checks the judge. Both know a
 run's judges by name (:func:`by_name`): ``localeval run`` and :func:`localeval.evaluate` alike.
 
 A metric that reads its verdicts weighted is trusted by the check of its family's weighted twin
@@ -21,6 +23,7 @@ from localeval.errors import ConfigError
 from localeval.metaeval.check import CheckStore, FamilyCheck, JudgeCheck
 from localeval.metaeval.families import WEIGHTED, family_of, other_reading
 from localeval.metrics.base import Metric
+from localeval.metrics.items import CHECKED
 
 #: The name of the default judge ([backend]) among a run's judges.
 DEFAULT_JUDGE = "backend"
@@ -121,6 +124,68 @@ def _better_reading(family: str, check: JudgeCheck | None) -> ReadingHint | None
     if measured is None or measured.ordered is None or measured.at_chance or measured.outdated_prompts():
         return None
     return ReadingHint(verdict_reading=reading, ordered=measured.ordered, pairs=measured.pairs)
+
+
+def from_checks(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: CheckStore) -> list[Metric]:
+    """``metrics`` with what they leave to the judge's check read from it, before any judge call: first each
+    ``verdict_reading = "checked"`` (:func:`checked_readings`), then each ``threshold = "calibrated"``
+    (:func:`calibrated`), which is the threshold of the reading chosen."""
+    return calibrated(checked_readings(metrics, judges, store), judges, store)
+
+
+def checked_readings(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint],
+                     store: CheckStore) -> list[Metric]:
+    """``metrics`` with each ``verdict_reading = "checked"`` replaced by the reading the judge's check found
+    better for the metric's family: weighted where it orders more of the planted pairs than written, else
+    written (the default). Where only one reading was checked, that one. The check may be localeval's
+    shipped check of the same model file (as for trust; a calibrated threshold needs the judge's own). The
+    reading and what it rests on are the metric's ``verdict_reading`` and ``verdict_reading_source``, which
+    every result records. A judge with neither reading checked is a ``ConfigError`` naming the metric and
+    the command that checks it."""
+    return [_checked_reading(m, judges, store) if getattr(m, "verdict_reading_source", None) == CHECKED else m
+            for m in metrics]
+
+
+def _checked_reading(metric: Metric, judges: Mapping[str, Fingerprint], store: CheckStore) -> Metric:
+    name = judge_name(metric)
+    fingerprint = judges.get(name)
+    family = family_of(metric)  # the written family: an unresolved reading is written until now
+    if fingerprint is None or family is None:
+        raise ConfigError(f"metric '{metric.display_name}': verdict_reading 'checked' needs a metric that asks a judge")
+    if getattr(metric, "strict_mode", False):  # strict mode counts written verdicts only
+        return metric.model_copy(update={"verdict_reading": "written",
+                                         "verdict_reading_source": "checked: strict_mode reads verdicts as written"})
+    check = store.load_for_trust(fingerprint)
+    readings = {reading: _current(check, family_name) for family_name, reading in
+                ((family.name, "written"), (family.name + WEIGHTED, "weighted"))}
+    measured = {reading: found for reading, found in readings.items() if found is not None}
+    if not measured:
+        raise ConfigError(
+            f"metric '{metric.display_name}': verdict_reading 'checked', but judge '{name}' ({fingerprint.model}) "
+            f"has no check of family '{family.name}' read either way; run: {check_command(fingerprint, name)} "
+            f"--family {family.name}, and again with --verdicts weighted"
+        )
+    reading = max(measured, key=lambda r: (measured[r].ordered or 0.0, r == "written"))
+    return metric.model_copy(update={"verdict_reading": reading,
+                                     "verdict_reading_source": _reading_source(reading, measured, check, fingerprint)})
+
+
+def _current(check: JudgeCheck | None, family: str) -> FamilyCheck | None:
+    """The family's result in the check, where it measured something with the prompts shipped now."""
+    measured = None if check is None else check.family(family)
+    if measured is None or measured.ordered is None or measured.outdated_prompts():
+        return None
+    return measured
+
+
+def _reading_source(reading: str, measured: Mapping[str, FamilyCheck], check: JudgeCheck | None,
+                    fingerprint: Fingerprint) -> str:
+    assert check is not None  # a reading was measured, so there is a check
+    whose = "localeval's shipped check" if check.judge != fingerprint else "judge check"
+    figures = ", ".join(f"{r} orders {f.ordered:.0%} of {f.pairs} pairs" for r, f in measured.items()
+                        if f.ordered is not None)
+    only = "" if len(measured) == 2 else f"; only {reading} was checked"
+    return f"checked: {whose} of {fingerprint.model}, {check.checked_at}: {figures}{only}"
 
 
 def calibrated(metrics: Sequence[Metric], judges: Mapping[str, Fingerprint], store: CheckStore) -> list[Metric]:

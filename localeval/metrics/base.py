@@ -101,6 +101,12 @@ class Metric(BaseModel):
         return self.threshold_source == "calibrated"
 
     @property
+    def awaiting_check(self) -> str | None:
+        """The option still to be read from the judge's check (``threshold 'calibrated'``), else None:
+        a run reads it before any judge call (:func:`localeval.metaeval.trust.from_checks`)."""
+        return "threshold 'calibrated'" if self.threshold_unresolved else None
+
+    @property
     def display_name(self) -> str:
         return self.name or self.kind
 
@@ -145,9 +151,10 @@ class Metric(BaseModel):
     def measure(self, case: Case, judge: Backend | None = None) -> MetricResult:
         """Score one case. Expected failures become an error result, not an exception."""
         start = time.perf_counter()
-        if self.threshold_unresolved:  # pass or fail would be decided by a threshold nobody chose
-            return self._result(error=f"metric '{self.display_name}': threshold 'calibrated' was never read from "
-                                      "the judge's check (localeval.metaeval.trust.calibrated)", start=start)
+        awaiting = self.awaiting_check  # a threshold or a reading nobody chose would decide the result
+        if awaiting is not None:
+            return self._result(error=f"metric '{self.display_name}': {awaiting} was never read from the judge's "
+                                      "check (localeval.metaeval.trust.from_checks)", start=start)
         try:
             self.check_case(case)
             if self.needs_judge and judge is None:

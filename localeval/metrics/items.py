@@ -31,11 +31,15 @@ from pydantic import Field, model_validator
 
 from localeval.backends.base import Backend, Capabilities, DistributionRequest, JsonReply
 from localeval.data.case import TestCase
+from localeval.data.results import MetricResult
 from localeval.errors import BackendError, MetricInputError
 from localeval.metrics.judged import Exchange, JudgedMetric, ask
 from localeval.metrics.sentences import split_sentences
 from localeval.metrics.verdicts import VerdictReading, Verdicts, verdict_prefills
 from localeval.prompts import RenderedPrompt, load_prompt
+
+#: ``verdict_reading = "checked"``: the reading the judge's check found better (see :class:`VerdictMetric`).
+CHECKED = "checked"
 
 #: The longest statement, claim, truth, opinion or question the judge may write.
 MAX_CHARS = 200
@@ -203,12 +207,38 @@ class VerdictMetric(JudgedMetric):
     verdict_reading: VerdictReading = Field(
         "written",
         description="How verdicts count: the one the judge wrote (1 each), or weighted by its "
-        "probability of each choice there (expected counts; needs log-probabilities).",
+        "probability of each choice there (expected counts; needs log-probabilities); 'checked': the "
+        "reading the judge's check found better for this metric's family, read by the run.",
+    )
+    verdict_reading_source: str = Field(
+        "configured",
+        description="Where the reading came from: 'configured' (given, or the default); 'checked' until a run "
+        "reads the judge's check, then 'checked: …' with what the check measured.",
     )
     allow_fallback: bool = Field(
         False, description="verdict_reading = 'weighted': count the written verdicts when the judge gives no "
         "log-probabilities (recorded).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _checked_reading(cls, data: Any) -> Any:
+        """``verdict_reading = "checked"``: as written until a run reads the judge's check."""
+        if isinstance(data, dict) and data.get("verdict_reading") == CHECKED:
+            return {**data, "verdict_reading": "written", "verdict_reading_source": CHECKED}
+        return data
+
+    @property
+    def awaiting_check(self) -> str | None:
+        if self.verdict_reading_source == CHECKED:
+            return "verdict_reading 'checked'"
+        return super().awaiting_check
+
+    def _result(self, *, start: float, **fields: Any) -> MetricResult:
+        """Every result of a reading chosen by the judge's check says so, beside the reading it used."""
+        if self.verdict_reading_source != "configured":
+            fields["details"] = {**fields.get("details", {}), "verdict_reading_source": self.verdict_reading_source}
+        return super()._result(start=start, **fields)
 
     @model_validator(mode="after")
     def _strict_reads_written(self) -> VerdictMetric:

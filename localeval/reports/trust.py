@@ -35,7 +35,8 @@ def trust_lines(trust: Sequence[JudgeTrust]) -> list[tuple[Level, str]]:
                 hint = f.other_reading
                 lines.append(("warn", f"{who} on {f.family}: read {hint.verdict_reading}, its verdicts ordered "
                                       f"{share(hint.ordered)} of {hint.pairs} planted pairs: set verdict_reading = "
-                                      f'"{hint.verdict_reading}" on {", ".join(f.metrics)} (or in [metrics_defaults])'))
+                                      f'"{hint.verdict_reading}" on {", ".join(f.metrics)}, or "checked" to take '
+                                      "the better reading of each family"))
         if judge.unchecked:
             lines.append(("warn", f"{who} has not been checked on {', '.join(judge.unchecked)}: "
                                   f"check it with `{judge.check_command}`"))

@@ -133,11 +133,12 @@ def evaluate(
     options = options or RunOptions()
     events = events or Events()
     unanswered = unanswered or {}
-    unresolved = [m.display_name for m in metrics if m.threshold_unresolved]
-    if unresolved:  # before any judge call: which threshold would decide pass or fail?
+    unresolved = [m for m in metrics if m.awaiting_check is not None]
+    if unresolved:  # before any judge call: which threshold or reading would decide the results?
         raise ConfigError(
-            f"metric '{unresolved[0]}': threshold 'calibrated' is read from the judge's check by `localeval run`; "
-            "in Python, pass the metrics through localeval.metaeval.trust.calibrated first"
+            f"metric '{unresolved[0].display_name}': {unresolved[0].awaiting_check} is read from the judge's check "
+            "by `localeval run` and localeval.evaluate; here, pass the metrics through "
+            "localeval.metaeval.trust.from_checks first"
         )
     check_inputs(dataset, metrics, skip=unanswered)
     panel = JudgePanel.of(metrics, judge, judges)

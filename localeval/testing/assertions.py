@@ -243,8 +243,8 @@ def prepared(metric: Metric, judge: Backend | None) -> Metric:
     prepare is not remembered: the unprepared metric tries again when it measures,
     and its result records the error (as in a run).
     """
-    if metric.threshold_unresolved and judge is not None:
-        metric = _calibrated(metric, judge)
+    if metric.awaiting_check is not None and judge is not None:
+        metric = _from_checks(metric, judge)
     fingerprint = judge.fingerprint.model_dump_json() if judge is not None else ""
     kind = type(metric)
     key = (f"{kind.__module__}.{kind.__qualname__}", metric.model_dump_json(), fingerprint)
@@ -263,14 +263,15 @@ def prepared(metric: Metric, judge: Backend | None) -> Metric:
     return ready
 
 
-def _calibrated(metric: Metric, judge: Backend) -> Metric:
-    """The metric with the threshold the judge's stored check chose (a ``ConfigError`` when it has none)."""
+def _from_checks(metric: Metric, judge: Backend) -> Metric:
+    """The metric with the reading and threshold the judge's stored check chose (a ``ConfigError`` when it has
+    none)."""
     from localeval.metaeval.check import CheckStore
-    from localeval.metaeval.trust import calibrated, judge_name
+    from localeval.metaeval.trust import from_checks, judge_name
     from localeval.paths import Paths
 
     store = CheckStore(Paths.from_environ(os.environ).judge_checks)
-    return calibrated([metric], {judge_name(metric): judge.fingerprint}, store)[0]
+    return from_checks([metric], {judge_name(metric): judge.fingerprint}, store)[0]
 
 
 def clear_prepared() -> None:
