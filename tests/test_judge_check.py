@@ -150,14 +150,32 @@ def test_a_check_records_the_prompts_it_scored_with() -> None:
     assert result.outdated_prompts() == []
 
 
+def test_a_check_records_the_metrics_scoring_version_and_one_made_with_another_speaks_for_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from localeval.metrics import GEval
+
+    result = check_family(PromptJudge(), BY_NAME["correctness"], [pair(0, "Canberra.", "Sydney.")])
+    assert result.scoring_version == GEval.scoring_version == 1
+    current = stored(tmp_path, ordered=1.0)  # a check stored before versions were recorded reads as version 1
+    assert current.load(fingerprint()).families[0].outdated_prompts() == []  # type: ignore[union-attr]
+    monkeypatch.setattr(GEval, "scoring_version", 2)  # G-Eval's scoring changed since the check
+    assert result.outdated_prompts() == ["geval scoring"]
+    metric = build_metric("geval", {"criteria": "Correct.", "threshold": "calibrated"})
+    [trust] = assess([metric], {"backend": fingerprint()}, current)
+    assert (trust.outdated, trust.unchecked, trust.families[0].checked) == (["correctness"], [], False)
+    with pytest.raises(ConfigError, match=r"that have changed since \(geval scoring\); run: localeval check-judge"):
+        calibrated([metric], {"backend": fingerprint()}, current)
+
+
 def test_a_check_made_with_prompts_changed_since_speaks_for_nothing(tmp_path: Path) -> None:
     store = stored(tmp_path, ordered=1.0, prompts={"geval/score": "0" * 64})
     metric = build_metric("geval", {"criteria": "Correct.", "threshold": "calibrated"})
     [trust] = assess([metric], {"backend": fingerprint()}, store)
     assert (trust.outdated, trust.unchecked) == (["correctness"], [])
     [(level, line)] = [(lv, text) for lv, text in trust_lines([trust]) if "changed" in text]
-    assert level == "warn" and "checked on correctness with prompts that have changed since" in line
-    with pytest.raises(ConfigError, match=r"prompts that have changed since \(geval/score\); run: localeval check-judge"):
+    assert level == "warn" and "checked on correctness with prompts or scoring that have changed since" in line
+    with pytest.raises(ConfigError, match=r"prompts or scoring that have changed since \(geval/score\); run: localeval check-judge"):
         calibrated([metric], {"backend": fingerprint()}, store)
     current = stored(tmp_path / "now", ordered=1.0, prompts={"geval/score": shipped_prompt_sha256("geval/score") or ""})
     [trust] = assess([metric], {"backend": fingerprint()}, current)

@@ -211,7 +211,8 @@ class FamilyTrust(BaseModel):
                           "chance: that reading and what it ordered.")
     outdated_prompts: list[str] = Field(
         default_factory=list,
-        description="Shipped prompts the check used that have changed since: it no longer speaks for this family.")
+        description="What the check used that has changed since (shipped prompts by name, 'KIND scoring' for the "
+                    "metric's scoring_version): it no longer speaks for this family.")
 
 
 class JudgeTrust(BaseModel):

@@ -84,10 +84,17 @@ class FamilyCheck(BaseModel):
     errors: list[str] = Field(default_factory=list, description="The first few errors, for people.")
     prompts: dict[str, str] = Field(
         default_factory=dict, description="The shipped prompts the scoring loaded, by name, with their text's sha256.")
+    scoring_version: int = Field(
+        1, description="The metric's scoring_version when it was checked (checks from before it was recorded: 1).")
 
     def outdated_prompts(self) -> list[str]:
-        """The prompts this check used whose shipped text has changed since: then it measured another metric."""
-        return [name for name, sha256 in self.prompts.items() if shipped_prompt_sha256(name) != sha256]
+        """What this check used that has changed since, so that it measured another metric: each prompt whose
+        shipped text differs, and the metric's scoring where its version does (``"faithfulness scoring"``)."""
+        changed = [name for name, sha256 in self.prompts.items() if shipped_prompt_sha256(name) != sha256]
+        cls = metric_class(self.metric)
+        if cls is not None and cls.scoring_version != self.scoring_version:
+            changed.append(f"{self.metric} scoring")
+        return changed
 
     @property
     def at_chance(self) -> bool:
@@ -223,6 +230,7 @@ def check_family(
         judge_calls=made + sum(report.stats.cache_hits or 0 for _, report in runs), model_calls=made,
         error_kinds=dict(sorted(Counter(error_kind(r.error) for _, r in results if r.error).items())),
         errors=[f"{name}: {r.error}" for name, r in results if r.error][:5], prompts=dict(sorted(prompts.items())),
+        scoring_version=type(metric).scoring_version,
     )
 
 

@@ -216,7 +216,7 @@ def _calibrated(metric: Metric, judges: Mapping[str, Fingerprint], store: CheckS
     if outdated:
         raise ConfigError(
             f"metric '{metric.display_name}': threshold 'calibrated', but judge '{name}' ({fingerprint.model}) was "
-            f"checked on '{family.name}' with prompts that have changed since ({', '.join(outdated)}); "
+            f"checked on '{family.name}' with prompts or scoring that have changed since ({', '.join(outdated)}); "
             f"run: {check_command(fingerprint, name)} --family {family.name}"
         )
     chosen = measured.calibrated

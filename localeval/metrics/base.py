@@ -72,6 +72,10 @@ class Metric(BaseModel):
     empty_allowed: ClassVar[tuple[str, ...]] = ()
     #: Passes when score <= threshold instead of >= (hallucination: a share of contradictions).
     lower_is_better: ClassVar[bool] = False
+    #: How this metric turns the judge's replies into a score, as a number: raise it with any change that
+    #: would change a score from the same replies (a formula, a rule for idk, a default). A judge check records
+    #: it, and one made with another version no longer speaks for the metric (as one made with other prompts).
+    scoring_version: ClassVar[int] = 1
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 

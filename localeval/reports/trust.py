@@ -41,8 +41,8 @@ def trust_lines(trust: Sequence[JudgeTrust]) -> list[tuple[Level, str]]:
             lines.append(("warn", f"{who} has not been checked on {', '.join(judge.unchecked)}: "
                                   f"check it with `{judge.check_command}`"))
         if judge.outdated:
-            lines.append(("warn", f"{who} was checked on {', '.join(judge.outdated)} with prompts that have changed "
-                                  f"since, so that check no longer speaks for them: check it again with "
+            lines.append(("warn", f"{who} was checked on {', '.join(judge.outdated)} with prompts or scoring that "
+                                  f"have changed since, so that check no longer speaks for them: check it again with "
                                   f"`{judge.check_command}`"))
         if judge.markup:
             lines.append(("warn", f"{who}: case text may act as chat markup: {judge.markup}"))
