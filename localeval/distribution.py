@@ -320,15 +320,24 @@ def _reading(view: NextTokens, prefix: str, needs: Iterable[Need]) -> tuple[dict
     return terms, steps
 
 
-def _children(view: NextTokens, log_p: float, steps: list[_Step], log_prune: float) -> dict[str, dict[Need, None]]:
+def _children(
+    view: NextTokens, log_p: float, steps: list[_Step], log_prune: float
+) -> tuple[dict[str, dict[Need, None]], list[float]]:
     """The next tokens worth reading after a prefix of log-probability ``log_p``, in text order,
-    each with the needs it is read for (ordered, not sets: sums in the same order in every process)."""
+    each with the needs it is read for (ordered, not sets: sums in the same order in every process);
+    and the log-probabilities of the prefixes the others would make, left unread as below ``log_prune``
+    (in the order the steps first name them; a token of probability 0 is neither)."""
     children: dict[str, dict[Need, None]] = {}
+    pruned: dict[str, float] = {}
     for _, text, there in steps:
         logprob = view.logprob(text)
-        if logprob > -math.inf and log_p + logprob >= log_prune:
+        if logprob == -math.inf:
+            continue
+        if log_p + logprob >= log_prune:
             children.setdefault(text, {})[there] = None
-    return {text: children[text] for text in sorted(children)}
+        else:
+            pruned.setdefault(text, log_p + logprob)
+    return {text: children[text] for text in sorted(children)}, list(pruned.values())
 
 
 def read_whole_answers(
@@ -385,9 +394,8 @@ def read_whole_answers(
             views[prefix] = after(prefix)
         view = views[prefix]
         terms, steps = _reading(view, prefix, needs)
-        children = _children(view, log_p, steps, log_prune)
-        unread.extend(log_p + view.logprob(text) for text in dict.fromkeys(text for _, text, _ in steps)
-                      if text not in children and view.logprob(text) > -math.inf)
+        children, pruned = _children(view, log_p, steps, log_prune)
+        unread.extend(pruned)
         read = {text: walk(prefix + text, log_p + view.logprob(text), there) for text, there in children.items()}
         for need, text, there in steps:
             if text in read:
@@ -424,7 +432,7 @@ def _read_by_depth(
             view = views[prefix]
             _, steps = _reading(view, prefix, there)
             deeper += [(prefix + text, log_p + view.logprob(text), next_needs)
-                       for text, next_needs in _children(view, log_p, steps, log_prune).items()]
+                       for text, next_needs in _children(view, log_p, steps, log_prune)[0].items()]
         level = deeper
     return views
 
