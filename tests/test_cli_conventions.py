@@ -314,12 +314,60 @@ def test_every_description_is_shown_a_paragraph_a_line() -> None:
 # --- shell completion --------------------------------------------------------------------------
 
 
+PROGRAM = str(Path(sys.executable).with_name("localeval"))
+
+
+def under_sh(*args: str, **environ: str) -> subprocess.CompletedProcess[str]:
+    """The installed ``localeval`` run by ``sh`` (as a Dockerfile's RUN does): no bash, zsh or fish among its parents."""
+    command = " ".join([PROGRAM, *args])
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **environ})
+
+
 def test_completion_can_be_shown_and_completes_commands() -> None:
     """Through the installed ``localeval`` script: completion is keyed by the program's name."""
-    program = str(Path(sys.executable).with_name("localeval"))
-    script = subprocess.run([program, "--show-completion", "bash"], capture_output=True, text=True, timeout=120)
+    program = PROGRAM
+    script = under_sh("--show-completion", "bash")
     assert script.returncode == EXIT_OK, script.stderr
     assert "_LOCALEVAL_COMPLETE=complete_bash" in script.stdout
     asked = {"_LOCALEVAL_COMPLETE": "complete_bash", "COMP_WORDS": "localeval me", "COMP_CWORD": "1"}
     words = subprocess.run([program], capture_output=True, text=True, timeout=120, env={**os.environ, **asked})
     assert words.stdout.split() == ["meta-eval", "metrics"]
+
+
+@pytest.mark.parametrize(("shell", "marker"), [("zsh", "#compdef localeval"), ("fish", "complete --command localeval"),
+                                               ("bash", "complete -o default -F _localeval_completion localeval")])
+def test_completion_is_for_the_shell_named_not_the_one_running_it(shell: str, marker: str) -> None:
+    script = under_sh("--show-completion", shell)
+    assert (script.returncode, script.stderr) == (EXIT_OK, "")
+    assert marker in script.stdout and f"_LOCALEVAL_COMPLETE=complete_{shell}" in script.stdout
+
+
+def test_completion_is_installed_for_the_shell_named(tmp_path: Path) -> None:
+    done = under_sh("--install-completion", "bash", HOME=str(tmp_path))
+    assert (done.returncode, done.stderr) == (EXIT_OK, "")
+    installed = tmp_path / ".bash_completions" / "localeval.sh"
+    assert str(installed) in done.stdout and "_LOCALEVAL_COMPLETE=complete_bash" in installed.read_text()
+    assert f"source '{installed}'" in (tmp_path / ".bashrc").read_text()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--show-completion", "tcsh"), "error: --show-completion tcsh: no completion for that shell; name one of bash, "
+                                    "zsh, fish, powershell, pwsh"),
+    (("--show-completion",), "error: --show-completion: this process runs under sh, which has none; name the shell: "
+                             "localeval --show-completion bash (or zsh, fish, powershell, pwsh)"),
+])
+def test_completion_for_no_shell_it_can_serve_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
+    done = under_sh(*args)
+    assert (done.returncode, done.stdout, done.stderr.strip()) == (EXIT_INPUT, "", message)
+
+
+@pytest.mark.parametrize("args", [("metrics",), ("--show-completion", "zsh")])
+def test_a_reader_that_goes_away_ends_the_command_quietly_with_141(args: tuple[str, ...]) -> None:
+    """``localeval metrics | head -1``: the pipe closes under the writer; not a bug, and not "a metric failed"."""
+    from localeval.cli.exits import EXIT_PIPE_CLOSED
+
+    with subprocess.Popen([PROGRAM, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # the reader is gone before the first line is written
+        assert (process.wait(timeout=120), process.stderr.read()) == (EXIT_PIPE_CLOSED, "")

@@ -17,6 +17,7 @@ from typing import Annotated
 import typer
 
 from localeval.cli import (
+    completion,
     data_commands,
     judge_commands,
     manage_commands,
@@ -25,7 +26,7 @@ from localeval.cli import (
     runs_commands,
     view,
 )
-from localeval.cli.exits import EXIT_INPUT, EXIT_UNEXPECTED, unexpected
+from localeval.cli.exits import EXIT_INPUT, EXIT_PIPE_CLOSED, EXIT_UNEXPECTED, output_to_pipe, unexpected
 from localeval.cli.options import ReadableHelp, say, stderr
 from localeval.errors import LocalevalError
 from localeval.reports.terminal import print_line, printable
@@ -85,8 +86,11 @@ def main() -> None:
     CI never reads a crash as exit code 1, "a metric failed".
     """
     try:
-        app()
+        if not completion.answer(sys.argv[1:]):
+            app()
     except Exception as error:  # noqa: BLE001 -- every failure ends here, as one line
+        if isinstance(error, BrokenPipeError) and output_to_pipe():  # `localeval … | head` read its fill
+            sys.exit(EXIT_PIPE_CLOSED)
         code, line = explained(error)
         print_line(stderr(), f"[bold red]error:[/] {printable(line)}")  # case text in a message acts on no terminal
         sys.exit(code)

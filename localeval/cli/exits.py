@@ -6,13 +6,15 @@ regression (``compare --fail-on-regression``); 2 bad usage or input (or a system
 read-only cache), before any judge call; 3 some result could not be computed
 (listed), or the run stopped before it finished (its journal kept what did, and the
 message says how to resume); 4 an unexpected error, a bug: one line, the traceback
-saved to a file it names; 130 interrupted, what was computed is saved.
+saved to a file it names; 130 interrupted, what was computed is saved; 141 the reader of the output
+went away (``localeval … | head``), silently, as other Unix programs do (128 + SIGPIPE).
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import stat
 import sys
 import tempfile
 import traceback
@@ -21,6 +23,21 @@ from importlib.metadata import version
 from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_ERRORED, EXIT_UNEXPECTED, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_PIPE_CLOSED = 141
+
+
+def output_to_pipe() -> bool:
+    """Whether standard output is a pipe, where a broken pipe is its reader gone (``head`` read its fill)
+    rather than a bug; if so, standard output is pointed at the null device, so that Python's own flush at
+    exit says nothing more. (The judges' connections never raise a broken pipe this far: a backend turns
+    it into its own error.)"""
+    try:
+        if not stat.S_ISFIFO(os.fstat(sys.stdout.fileno()).st_mode):
+            return False
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        return False
+    return True
 
 
 def save_traceback(error: BaseException) -> Path | None:

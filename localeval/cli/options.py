@@ -26,10 +26,21 @@ if TYPE_CHECKING:
     from localeval.cli.settings import CommandLine
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away (``localeval metrics | head``): exit as cli/exits.py says, not 1 ("a metric
+        failed"), rich's own choice."""
+        from localeval.cli.exits import EXIT_PIPE_CLOSED, output_to_pipe
+
+        self.quiet = True
+        output_to_pipe()  # standard output to the null device: Python's flush at exit says nothing
+        raise SystemExit(EXIT_PIPE_CLOSED)
+
+
 @functools.cache
 def _consoles() -> tuple[Console, Console]:
     # Made on first use: a Console reads TERM, COLUMNS, NO_COLOR... from the environment.
-    return Console(), Console(stderr=True)
+    return _Console(), _Console(stderr=True)
 
 
 def stdout() -> Console:
