@@ -1,6 +1,6 @@
 """Print the alignment table from the JSON reports benchmarks/alignment.sh wrote, one folder per judge.
 
-Usage: python benchmarks/alignment_table.py OUT_DIR [OUT_DIR ...] [--paper FOLDER]
+Usage: python benchmarks/alignment_table.py OUT_DIR [OUT_DIR ...] [--paper FOLDER] [--compact METHOD]
 
 Each row: a set, a dimension, the judge (the report's model), a method, and the agreement with people:
 Spearman ρ with its 95% bootstrap interval (meta-eval's, over items pooled, over groups summary-level).
@@ -70,12 +70,44 @@ def rows(folder: Path, paper: dict[str, str]) -> list[str]:
     return lines
 
 
+def compact(folders: list[Path], paper: dict[str, str], method: str) -> None:
+    """One row per set and dimension, one column per judge: ρ of ``method`` with its interval, pooled on
+    QAGS (one summary per document) and per dialogue on Topical-Chat (the paper's turn-level)."""
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    judges: list[str] = []
+    for folder in folders:
+        for path in sorted(folder.glob("*.json")):
+            report = json.loads(path.read_text())
+            name, _, dimension = path.stem.partition("-")
+            dimension, _, variant = dimension.partition("-")
+            judge = "length (no judge)" if variant == "baseline" else (report.get("backend") or {}).get("model", "?")
+            wanted = "-" if variant == "baseline" else method
+            found = [m for m in report["methods"] if m["method"] == wanted]
+            if not found:
+                continue
+            m = found[0]
+            correlations = m["summary_level"] if report.get("group") and m["summary_level"]["groups"] else m["pooled"]
+            cells.setdefault((name, dimension), {})[judge] = f"{with_interval(correlations)} (n {m['pooled']['items']})"
+            judges += [judge] if judge not in judges else []
+    print("| set | dimension | " + " | ".join(judges) + (" | G-Eval-4 (paper) |" if paper else " |"))
+    print("|---|---|" + "---|" * len(judges) + ("---|" if paper else ""))
+    for (name, dimension), row in sorted(cells.items()):
+        figure = paper.get(PAPER_COLUMNS.get((name, dimension), ""), "")
+        print(f"| {name} | {dimension} | " + " | ".join(row.get(j, "–") for j in judges)
+              + (f" | {figure or '–'} |" if paper else " |"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--paper", type=Path, help="the folder of the G-Eval paper's tables (CSV)")
+    parser.add_argument("--compact", metavar="METHOD", help="one column per judge: ρ of this method (logprobs, "
+                        "top), pooled on QAGS, per dialogue on Topical-Chat")
     args = parser.parse_args()
     paper = paper_figures(args.paper)
+    if args.compact:
+        compact(args.folders, paper, args.compact)
+        return
     print("| set | dimension | judge | method | items | errored | pooled r | pooled ρ [95%] | pooled τ | "
           "summary-level ρ [95%] (groups) | wall s |" + (" G-Eval-4 ρ (paper) |" if paper else ""))
     print("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if paper else ""))
