@@ -117,11 +117,11 @@ def _family_trust(family: str, covered: bool, metrics: list[str], check: JudgeCh
 def _better_reading(family: str, check: JudgeCheck | None) -> ReadingHint | None:
     """The family's verdicts read the other way, where the same check found that reading better than chance."""
     twin = other_reading(family)
-    if twin is None or check is None:
+    if twin is None:
         return None
     name, reading = twin
-    measured = check.family(name)
-    if measured is None or measured.ordered is None or measured.at_chance or measured.outdated_prompts():
+    measured = _current(check, name)
+    if measured is None or measured.ordered is None or measured.at_chance:
         return None
     return ReadingHint(verdict_reading=reading, ordered=measured.ordered, pairs=measured.pairs)
 
